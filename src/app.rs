@@ -1,0 +1,75 @@
+//! Assembles the shared state from the configuration: document → catalog → policy.
+//!
+//! This is the only place that decides where the API description comes from, so every command
+//! and transport loads it the same way (and checks the same pin).
+
+use std::path::Path;
+
+use crate::catalog::{self, Catalog};
+use crate::config::Config;
+use crate::gitea::{self, GiteaClient};
+use crate::policy::Policy;
+use crate::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecSource};
+
+/// Errors while assembling the state.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Loading the document failed.
+    #[error(transparent)]
+    Spec(#[from] spec::Error),
+    /// Building the catalog failed.
+    #[error(transparent)]
+    Catalog(#[from] catalog::Error),
+    /// Talking to Gitea failed.
+    #[error(transparent)]
+    Gitea(#[from] gitea::Error),
+}
+
+/// A loaded document and where it came from.
+#[derive(Debug)]
+pub struct LoadedSpec {
+    /// The parsed document.
+    pub spec: Spec,
+    /// Where it was read from.
+    pub source: SpecSource,
+}
+
+/// Loads the API description from the configured source and checks its pin.
+pub async fn load_spec(config: &Config, client: &GiteaClient) -> Result<LoadedSpec, Error> {
+    let source = SpecSource::choose(config.spec.as_deref(), Path::new(DEFAULT_PINNED_SPEC));
+    let (bytes, pin_file) = match &source {
+        SpecSource::File(p) => (spec::read_spec_file(p)?, Some(p.as_path())),
+        SpecSource::Instance => (client.fetch_spec().await?, None),
+    };
+    let pin = spec::read_pin(config.spec_sha256.as_deref(), pin_file)?;
+    spec::verify_pin(&bytes, pin.as_deref())?;
+    let spec = Spec::parse(&bytes)?;
+    Ok(LoadedSpec { spec, source })
+}
+
+/// Loads a document from a file (no network), checking a pin if one is configured.
+pub fn load_spec_file(path: &Path, pin: Option<&str>) -> Result<Spec, Error> {
+    let bytes = spec::read_spec_file(path)?;
+    let pin = spec::read_pin(pin, Some(path))?;
+    spec::verify_pin(&bytes, pin.as_deref())?;
+    Ok(Spec::parse(&bytes)?)
+}
+
+/// The catalog and the policy over it.
+#[derive(Debug)]
+pub struct State {
+    /// Every action of the document.
+    pub catalog: Catalog,
+    /// The operator's filters applied to it.
+    pub policy: Policy,
+}
+
+impl State {
+    /// Builds the catalog and applies the configured policy.
+    pub fn new(spec: &Spec, config: &Config) -> Result<State, Error> {
+        let catalog = Catalog::build(spec)?;
+        let policy = Policy::new(&catalog, &config.policy);
+        Ok(State { catalog, policy })
+    }
+}

@@ -1,0 +1,103 @@
+//! The command line: one function per subcommand, sharing [`GlobalArgs`].
+
+mod catalog_cmd;
+mod spec_cmd;
+
+use std::process::ExitCode;
+
+use aegis_gitea_mcp::config::{self, Config, GlobalArgs};
+use clap::{Parser, Subcommand};
+
+/// A guarded MCP server for the whole Gitea / Forgejo API.
+#[derive(Debug, Parser)]
+#[command(name = "aegis-gitea-mcp", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    /// Log filter for stderr (tracing syntax, e.g. "info" or "aegis_gitea_mcp=debug") [env: LOG_LEVEL]
+    #[arg(
+        long = "log-level",
+        env = "LOG_LEVEL",
+        global = true,
+        value_name = "FILTER"
+    )]
+    pub log_level: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the catalog's actions, or write / check docs/actions.md
+    Catalog(catalog_cmd::CatalogArgs),
+    /// Pin the instance's API description, or compare the pinned one with it
+    #[command(subcommand)]
+    Spec(spec_cmd::SpecCommand),
+}
+
+/// How the process ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Success.
+    Ok,
+    /// The command ran and failed (or produced an error result).
+    Failure,
+    /// The command line or configuration was wrong.
+    Usage,
+}
+
+impl Exit {
+    /// Usage errors (configuration) exit 2; everything else 1.
+    pub fn from_error(e: &anyhow::Error) -> Exit {
+        if e.downcast_ref::<config::Error>().is_some() || e.downcast_ref::<UsageError>().is_some() {
+            Exit::Usage
+        } else {
+            Exit::Failure
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        match e {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::Failure => ExitCode::from(1),
+            Exit::Usage => ExitCode::from(2),
+        }
+    }
+}
+
+/// A command-line mistake the user can fix (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Logs go to stderr: stdout belongs to the stdio transport and to command output.
+pub fn init_tracing(cli: &Cli) {
+    let default = match cli.command {
+        None => "info",
+        Some(_) => "warn",
+    };
+    let filter = cli.log_level.clone().unwrap_or_else(|| default.to_string());
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| {
+        eprintln!("warning: LOG_LEVEL {filter:?} is not a valid filter; using {default:?}");
+        tracing_subscriber::EnvFilter::new(default)
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs the chosen subcommand.
+pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let config = Config::from_args(&cli.global)?;
+    match cli.command {
+        Some(Command::Catalog(args)) => catalog_cmd::run(&config, &args).await,
+        Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
+        None => Err(UsageError("the server is not available yet; try `catalog`".into()).into()),
+    }
+}

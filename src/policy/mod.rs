@@ -1,0 +1,291 @@
+//! Which actions may be offered and called, and why the others are withheld.
+//!
+//! The policy is computed once per configuration over the whole catalog and records, for every
+//! action, a [`Decision`]. Every surface (find, execute, the raw request, resources, the CLI)
+//! asks the same policy, so a rule enforced on one path is enforced on all of them. A withheld
+//! action keeps its reason: callers are told *why* and *who can change it*, never "unknown".
+
+use std::fmt;
+
+use crate::catalog::{Action, Catalog, Domain, Scope};
+
+/// The operator's filters.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyConfig {
+    /// `TOOLSETS`: the domains offered (`None` = all).
+    pub toolsets: Option<Vec<Domain>>,
+    /// `READ_ONLY`: withhold every action that is not read-only.
+    pub read_only: bool,
+    /// `DISABLED_TOOLS`: action names, operationIds or domains to withhold.
+    pub disabled: Vec<String>,
+    /// Entries of `TOOLSETS` that name no domain (kept to report them).
+    pub unknown_toolsets: Vec<String>,
+}
+
+impl PolicyConfig {
+    /// Parses the comma-separated `TOOLSETS` value. `all` (or an empty value) means every domain.
+    pub fn parse_toolsets(value: &str) -> (Option<Vec<Domain>>, Vec<String>) {
+        let entries: Vec<&str> = value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if entries.is_empty() || entries.iter().any(|e| e.eq_ignore_ascii_case("all")) {
+            return (None, Vec::new());
+        }
+        let mut domains = Vec::new();
+        let mut unknown = Vec::new();
+        for e in entries {
+            match Domain::parse(e) {
+                Some(d) if !domains.contains(&d) => domains.push(d),
+                Some(_) => {}
+                None => unknown.push(e.to_string()),
+            }
+        }
+        (Some(domains), unknown)
+    }
+
+    /// Parses the comma-separated `DISABLED_TOOLS` value.
+    pub fn parse_list(value: &str) -> Vec<String> {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Why an action is not available.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WithheldReason {
+    /// Its domain is not in `TOOLSETS`.
+    Toolsets {
+        /// The action's domain.
+        domain: Domain,
+    },
+    /// `DISABLED_TOOLS` names it (by name, operationId or domain).
+    Disabled {
+        /// The entry that matched.
+        entry: String,
+    },
+    /// `READ_ONLY` is on and the action writes.
+    ReadOnly,
+    /// The Gitea token lacks scopes the route needs.
+    MissingScopes {
+        /// The scopes the token would need in addition.
+        missing: Vec<Scope>,
+    },
+}
+
+impl WithheldReason {
+    /// Who can lift the restriction.
+    pub fn who_can_change(&self) -> &'static str {
+        match self {
+            WithheldReason::Toolsets { .. } => "the server operator (TOOLSETS)",
+            WithheldReason::Disabled { .. } => "the server operator (DISABLED_TOOLS)",
+            WithheldReason::ReadOnly => "the server operator (READ_ONLY)",
+            WithheldReason::MissingScopes { .. } => {
+                "whoever issues the Gitea token (create a token with the missing scopes)"
+            }
+        }
+    }
+
+    /// A short machine-friendly code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            WithheldReason::Toolsets { .. } => "toolsets",
+            WithheldReason::Disabled { .. } => "disabled",
+            WithheldReason::ReadOnly => "read_only",
+            WithheldReason::MissingScopes { .. } => "token_scope",
+        }
+    }
+}
+
+impl fmt::Display for WithheldReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WithheldReason::Toolsets { domain } => {
+                write!(f, "the {domain} toolset is not enabled on this server")
+            }
+            WithheldReason::Disabled { entry } => {
+                write!(
+                    f,
+                    "disabled on this server (DISABLED_TOOLS entry {entry:?})"
+                )
+            }
+            WithheldReason::ReadOnly => {
+                f.write_str("this server is read-only and the action writes")
+            }
+            WithheldReason::MissingScopes { missing } => {
+                let list: Vec<String> = missing.iter().map(Scope::to_string).collect();
+                write!(f, "the Gitea token lacks the scope {}", list.join(", "))
+            }
+        }
+    }
+}
+
+/// The verdict for one action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// May be offered and called.
+    Allowed,
+    /// Not available, and why.
+    Withheld {
+        /// The first rule that removed it.
+        reason: WithheldReason,
+    },
+}
+
+impl Decision {
+    /// True for [`Decision::Allowed`].
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, Decision::Allowed)
+    }
+}
+
+/// The decisions for a whole catalog, indexed like [`Catalog::actions`].
+#[derive(Debug, Clone)]
+pub struct Policy {
+    decisions: Vec<Decision>,
+    warnings: Vec<String>,
+    read_only: bool,
+}
+
+impl Policy {
+    /// Applies `config` to every action of `catalog`.
+    pub fn new(catalog: &Catalog, config: &PolicyConfig) -> Policy {
+        let mut warnings: Vec<String> = config
+            .unknown_toolsets
+            .iter()
+            .map(|e| {
+                let known: Vec<&str> = Domain::ALL.iter().map(|d| d.as_str()).collect();
+                format!(
+                    "TOOLSETS entry {e:?} names no domain (known: {})",
+                    known.join(", ")
+                )
+            })
+            .collect();
+        let mut used = vec![false; config.disabled.len()];
+        let decisions = catalog
+            .actions()
+            .iter()
+            .map(|a| {
+                if let Some(ts) = &config.toolsets {
+                    if !ts.contains(&a.domain) {
+                        return Decision::Withheld {
+                            reason: WithheldReason::Toolsets { domain: a.domain },
+                        };
+                    }
+                }
+                if let Some(i) = config.disabled.iter().position(|e| disables(e, a)) {
+                    used[i] = true;
+                    return Decision::Withheld {
+                        reason: WithheldReason::Disabled {
+                            entry: config.disabled[i].clone(),
+                        },
+                    };
+                }
+                if config.read_only && !a.annotations.read_only {
+                    return Decision::Withheld {
+                        reason: WithheldReason::ReadOnly,
+                    };
+                }
+                Decision::Allowed
+            })
+            .collect();
+        for (entry, used) in config.disabled.iter().zip(&used) {
+            // An entry may be shadowed by an earlier rule (toolsets) yet still be meaningful.
+            let matches_any = catalog.actions().iter().any(|a| disables(entry, a));
+            if !used && !matches_any {
+                warnings.push(format!(
+                    "DISABLED_TOOLS entry {entry:?} matches no action name, operationId or domain"
+                ));
+            }
+        }
+        Policy {
+            decisions,
+            warnings,
+            read_only: config.read_only,
+        }
+    }
+
+    /// A policy that allows everything (tests, `catalog` listings).
+    pub fn allow_all(catalog: &Catalog) -> Policy {
+        Policy::new(catalog, &PolicyConfig::default())
+    }
+
+    /// The decision for the action at `index` in [`Catalog::actions`].
+    pub fn decision(&self, index: usize) -> &Decision {
+        self.decisions.get(index).unwrap_or(&Decision::Allowed)
+    }
+
+    /// The decision for `action` (looked up by name in `catalog`).
+    pub fn decide(&self, catalog: &Catalog, action: &Action) -> &Decision {
+        match catalog.index_of(&action.name) {
+            Some(i) => self.decision(i),
+            None => &Decision::Allowed,
+        }
+    }
+
+    /// Withholds, additionally, every allowed action whose scopes the token lacks.
+    /// `granted` is the token's scope list as Gitea reports it.
+    pub fn restrict_to_scopes(&mut self, catalog: &Catalog, granted: &[Scope], all_access: bool) {
+        if all_access {
+            return;
+        }
+        for (d, a) in self.decisions.iter_mut().zip(catalog.actions()) {
+            if !d.is_allowed() {
+                continue;
+            }
+            let missing: Vec<Scope> = a
+                .scopes
+                .scopes()
+                .iter()
+                .copied()
+                .filter(|need| !granted.iter().any(|g| g.satisfies(*need)))
+                .collect();
+            if !missing.is_empty() {
+                *d = Decision::Withheld {
+                    reason: WithheldReason::MissingScopes { missing },
+                };
+            }
+        }
+    }
+
+    /// Warnings about configuration entries that match nothing.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// True when `READ_ONLY` is on.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// How many actions are allowed.
+    pub fn allowed_count(&self) -> usize {
+        self.decisions.iter().filter(|d| d.is_allowed()).count()
+    }
+}
+
+/// True when a `DISABLED_TOOLS` entry names this action, its operationId or its domain.
+fn disables(entry: &str, action: &Action) -> bool {
+    entry.eq_ignore_ascii_case(action.name.as_str())
+        || entry == action.operation_id.as_str()
+        || Domain::parse(entry) == Some(action.domain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toolsets_parse_with_unknown_entries_kept() {
+        let (ts, unknown) = PolicyConfig::parse_toolsets("repo, Issue,nope,repo");
+        assert_eq!(ts, Some(vec![Domain::Repo, Domain::Issue]));
+        assert_eq!(unknown, ["nope"]);
+        assert_eq!(PolicyConfig::parse_toolsets("all,repo").0, None);
+        assert_eq!(PolicyConfig::parse_toolsets(" ").0, None);
+    }
+}

@@ -1,4 +1,6 @@
-//! Compiles `spec/overrides.toml` into a `phf` map (`$OUT_DIR/overrides.rs`).
+//! Compiles curated data into `phf` maps:
+//! `spec/overrides.toml` → `$OUT_DIR/overrides.rs` (action-name overrides) and
+//! `index/vocabulary.toml` → `$OUT_DIR/vocabulary.rs` (search synonyms and verb intents).
 
 use std::collections::BTreeMap;
 use std::env;
@@ -20,7 +22,66 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+#[derive(serde::Deserialize)]
+struct Vocabulary {
+    synonyms: BTreeMap<String, String>,
+    intent: BTreeMap<String, Vec<String>>,
+}
+
+/// Intent classes in the order of `search::Intent`'s discriminants.
+const INTENTS: [&str; 5] = ["delete", "create", "update", "list", "get"];
+
+fn vocabulary() {
+    let source = "index/vocabulary.toml";
+    println!("cargo::rerun-if-changed={source}");
+    let text = fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
+    let vocab: Vocabulary =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{source} is not valid: {e}"));
+    let mut synonyms = phf_codegen::Map::new();
+    for (phrase, words) in &vocab.synonyms {
+        let key = phrase.trim().to_lowercase();
+        assert!(
+            key == *phrase,
+            "{source}: synonym key {phrase:?} must be lower-case and trimmed"
+        );
+        assert!(
+            key.split(' ').count() <= 3,
+            "{source}: {phrase:?} is longer than three words"
+        );
+        assert!(
+            !words.trim().is_empty(),
+            "{source}: {phrase:?} expands to nothing"
+        );
+        synonyms.entry(phrase.as_str(), format!("{:?}", words.trim()));
+    }
+    let mut intents = phf_codegen::Map::new();
+    let mut seen = BTreeMap::new();
+    for (class, words) in &vocab.intent {
+        let code = INTENTS
+            .iter()
+            .position(|c| c == class)
+            .unwrap_or_else(|| panic!("{source}: unknown intent class {class:?}"));
+        for w in words {
+            if let Some(other) = seen.insert(w.clone(), class.clone()) {
+                panic!("{source}: {w:?} is in both {other} and {class}");
+            }
+            intents.entry(w.as_str(), code.to_string());
+        }
+    }
+    let code = format!(
+        "/// User words and phrases → the Gitea words they stand for (`index/vocabulary.toml`).\n\
+         static SYNONYMS: phf::Map<&'static str, &'static str> = {};\n\
+         /// Verb words → intent class index (`index/vocabulary.toml`).\n\
+         static INTENT_WORDS: phf::Map<&'static str, u8> = {};\n",
+        synonyms.build(),
+        intents.build()
+    );
+    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("vocabulary.rs");
+    fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+}
+
 fn main() {
+    vocabulary();
     let source = "spec/overrides.toml";
     println!("cargo::rerun-if-changed={source}");
     let text = fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));

@@ -11,4 +11,5 @@ pub mod catalog;
 pub mod config;
 pub mod gitea;
 pub mod policy;
+pub mod search;
 pub mod spec;

@@ -273,6 +273,8 @@ pub struct Action {
     pub body: Option<Body>,
     /// What a successful answer carries.
     pub response: ResponseKind,
+    /// The successful answer is a list (JSON array).
+    pub returns_list: bool,
     /// MCP annotations.
     pub annotations: Annotations,
     /// Token scopes Gitea checks for this route.
@@ -530,6 +532,7 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         params,
         body,
         response: op.response,
+        returns_list: op.returns_list,
         annotations: annotations(op),
         scopes: scopes_for(op.method, &op.path),
         deprecated: op.deprecated,

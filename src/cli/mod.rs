@@ -1,6 +1,7 @@
 //! The command line: one function per subcommand, sharing [`GlobalArgs`].
 
 mod catalog_cmd;
+mod find_cmd;
 mod spec_cmd;
 
 use std::process::ExitCode;
@@ -33,6 +34,10 @@ pub struct Cli {
 pub enum Command {
     /// List the catalog's actions, or write / check docs/actions.md
     Catalog(catalog_cmd::CatalogArgs),
+    /// Find the action for a need described in your own words
+    Find(find_cmd::FindArgs),
+    /// Measure search quality on an evaluation set (recall@1, recall@5, MRR)
+    Eval(find_cmd::EvalArgs),
     /// Pin the instance's API description, or compare the pinned one with it
     #[command(subcommand)]
     Spec(spec_cmd::SpecCommand),
@@ -97,6 +102,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let config = Config::from_args(&cli.global)?;
     match cli.command {
         Some(Command::Catalog(args)) => catalog_cmd::run(&config, &args).await,
+        Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
+        Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
         None => Err(UsageError("the server is not available yet; try `catalog`".into()).into()),
     }

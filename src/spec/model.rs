@@ -199,6 +199,8 @@ pub struct Operation {
     pub deprecated: bool,
     /// What a successful answer carries.
     pub response: ResponseKind,
+    /// The successful answer is a JSON array (a collection).
+    pub returns_list: bool,
     /// sha256 of the operation's JSON, used to tell changed operations apart.
     pub digest: String,
 }
@@ -294,6 +296,15 @@ impl Spec {
             Some(Value::Object(m)) => m.clone(),
             Some(_) => return Err(malformed("/definitions", "expected an object")),
         };
+        // Body schemas are checked where they are declared; the definitions they reach are
+        // copied into input schemas too, so their refs must be local and resolve as well.
+        for (name, def) in &definitions {
+            check_refs(
+                def,
+                &format!("/definitions/{}", pointer_token(name)),
+                &definitions,
+            )?;
+        }
         let shared_params = root.get("parameters").and_then(Value::as_object);
         let shared_responses = root.get("responses").and_then(Value::as_object);
         let paths = root
@@ -443,6 +454,7 @@ impl Context<'_> {
         let tags = string_list(obj.get("tags"), &format!("{ptr}/tags"))?;
         let responses = obj.get("responses").and_then(Value::as_object);
         let response = self.response_kind(responses, &produces);
+        let returns_list = self.returns_list(responses);
         Ok(Operation {
             method,
             path: path.to_string(),
@@ -458,6 +470,7 @@ impl Context<'_> {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             response,
+            returns_list,
             digest: super::sha256_hex(op.to_string().as_bytes()),
         })
     }
@@ -488,6 +501,24 @@ impl Context<'_> {
             out.push(parameter(item, &iptr, self.definitions)?);
         }
         Ok(out)
+    }
+
+    /// True when a 2xx response's schema is an array.
+    fn returns_list(&self, responses: Option<&Map<String, Value>>) -> bool {
+        responses.is_some_and(|rs| {
+            rs.iter()
+                .filter(|(code, _)| code.starts_with('2'))
+                .any(|(_, resp)| {
+                    let resp = match resp.get("$ref").and_then(Value::as_str) {
+                        Some(r) => r
+                            .strip_prefix("#/responses/")
+                            .and_then(|n| self.shared_responses.and_then(|m| m.get(n)))
+                            .unwrap_or(resp),
+                        None => resp,
+                    };
+                    resp.pointer("/schema/type").and_then(Value::as_str) == Some("array")
+                })
+        })
     }
 
     /// Classifies what a successful response carries, from the documented 2xx/3xx responses and

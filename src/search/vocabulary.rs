@@ -1,0 +1,738 @@
+//! The curated vocabulary (`index/vocabulary.toml`, compiled by `build.rs`) and the analysis of
+//! a user's query: normalisation, phrase synonyms, verb intent, scope cues, typo correction.
+
+use std::collections::{HashMap, HashSet};
+
+include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
+
+/// What kind of action a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Intent {
+    /// Remove something.
+    Delete,
+    /// Make something new (or trigger something).
+    Create,
+    /// Change something that exists.
+    Update,
+    /// Enumerate a collection.
+    List,
+    /// Read one thing.
+    Get,
+}
+
+impl Intent {
+    fn from_code(code: u8) -> Option<Intent> {
+        Some(match code {
+            0 => Intent::Delete,
+            1 => Intent::Create,
+            2 => Intent::Update,
+            3 => Intent::List,
+            4 => Intent::Get,
+            _ => return None,
+        })
+    }
+
+    /// True for list and get.
+    pub fn is_read(self) -> bool {
+        matches!(self, Intent::List | Intent::Get)
+    }
+}
+
+/// The intent class of a word or phrase, if it is a verb the vocabulary knows. Inflected forms
+/// (`created`, `merging`, `adds`) count as their base verb.
+pub fn intent_of(word: &str) -> Option<Intent> {
+    let lookup = |w: &str| INTENT_WORDS.get(w).and_then(|&c| Intent::from_code(c));
+    if let Some(i) = lookup(word) {
+        return Some(i);
+    }
+    for suffix in ["ing", "ed", "es", "s", "d"] {
+        if let Some(stem) = word.strip_suffix(suffix).filter(|s| s.len() >= 3) {
+            if let Some(i) = lookup(stem).or_else(|| lookup(&format!("{stem}e"))) {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// Words that ask for a whole collection rather than one item.
+const COLLECTION_WORDS: &[&str] = &[
+    "all",
+    "every",
+    "everyone",
+    "everything",
+    "list",
+    "lists",
+    "many",
+];
+
+/// Gitea words a user word or phrase stands for.
+pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
+    SYNONYMS.get(phrase).copied()
+}
+
+/// Words that carry no meaning for finding an action.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "on",
+    "to",
+    "for",
+    "from",
+    "with",
+    "by",
+    "at",
+    "as",
+    "into",
+    "onto",
+    "and",
+    "or",
+    "but",
+    "so",
+    "it",
+    "its",
+    "it's",
+    "this",
+    "that",
+    "these",
+    "those",
+    "there",
+    "here",
+    "i",
+    "i'm",
+    "im",
+    "me",
+    "my",
+    "mine",
+    "we",
+    "our",
+    "ours",
+    "us",
+    "you",
+    "your",
+    "they",
+    "their",
+    "them",
+    "he",
+    "she",
+    "his",
+    "her",
+    "be",
+    "been",
+    "was",
+    "were",
+    "am",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "do",
+    "did",
+    "done",
+    "please",
+    "need",
+    "want",
+    "wants",
+    "like",
+    "just",
+    "some",
+    "any",
+    "about",
+    "via",
+    "using",
+    "through",
+    "then",
+    "than",
+    "also",
+    "too",
+    "very",
+    "now",
+    "right",
+    "again",
+    "one",
+    "ones",
+    "only",
+    "how",
+    "when",
+    "where",
+    "why",
+    "if",
+    "not",
+    "no",
+    "yes",
+    "let",
+    "lets",
+    "let's",
+    "have",
+    "has",
+    "had",
+    "get",
+    "gets",
+    "got",
+    "up",
+    "out",
+    "off",
+    "over",
+    "without",
+    "each",
+    "own",
+    "given",
+    "instead",
+    "something",
+    "anything",
+    "everything",
+    "someone",
+    "sure",
+    "okay",
+    "ok",
+    "hey",
+    "hi",
+    "thanks",
+    "kindly",
+    "quick",
+    "quickly",
+    "is",
+    "are",
+    "does",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "all",
+    "every",
+    "way",
+    "thing",
+    "things",
+    "stuff",
+    "them",
+    "it'd",
+    "i've",
+    "i'd",
+    "we're",
+    "they're",
+    "don't",
+    "doesn't",
+    "isn't",
+    "keep",
+    "keeps",
+    "new",
+    "same",
+];
+
+/// Words that point at the authenticated user's own things.
+/// ("I need…" is not about the user's things; "show me" is an idiom, handled in [`analyse`].)
+const SELF_WORDS: &[&str] = &["my", "me", "mine", "myself"];
+/// Words that point at site administration.
+const ADMIN_WORDS: &[&str] = &[
+    "admin",
+    "administrator",
+    "site",
+    "instance",
+    "sysadmin",
+    "server-wide",
+    "instance-wide",
+    "site-wide",
+];
+
+/// How a query term came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Typed by the user.
+    Typed,
+    /// A typo correction of a typed word.
+    Corrected,
+    /// From the vocabulary, for a word or phrase the catalog does not use: a translation.
+    Translated,
+    /// From the vocabulary, for a word the catalog uses too: an expansion.
+    Synonym,
+}
+
+/// One search term with its weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    /// Lower-case surface word (analysed further by the index).
+    pub word: String,
+    /// How it came to be.
+    pub origin: Origin,
+}
+
+/// The analysed query.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// Terms to search, deduplicated by word (the strongest origin wins).
+    pub terms: Vec<Term>,
+    /// Intents, in the order their verbs appear.
+    pub intents: Vec<Intent>,
+    /// Whether an intent came only from a typo correction.
+    pub intent_from_typo: bool,
+    /// The user talks about their own things ("my", "me", "I").
+    pub about_self: bool,
+    /// The user talks about site administration.
+    pub about_admin: bool,
+    /// The user asks for a whole collection ("all", "every", "list").
+    pub wants_collection: bool,
+    /// A noun of the query is plural (a weaker collection cue).
+    pub plural: bool,
+}
+
+impl Analysis {
+    /// The first intent, if any.
+    pub fn primary_intent(&self) -> Option<Intent> {
+        self.intents.first().copied()
+    }
+}
+
+/// The words of the catalog, for typo correction and partial words.
+#[derive(Debug, Default)]
+pub struct Lexicon {
+    /// Word → number of actions it appears in (vocabulary-only words count 0).
+    freq: HashMap<String, u32>,
+    /// Stems of the catalog's words ("tagged" is known through "tag").
+    stems: HashSet<String>,
+    /// Words bucketed by length, for bounded edit-distance scans.
+    by_len: Vec<Vec<String>>,
+}
+
+impl Lexicon {
+    /// Builds the lexicon from each action's bag of words.
+    pub fn new<'a>(docs: impl Iterator<Item = HashSet<&'a str>>) -> Lexicon {
+        let mut freq: HashMap<String, u32> = HashMap::new();
+        for words in docs {
+            for w in words {
+                *freq.entry(w.to_string()).or_default() += 1;
+            }
+        }
+        // Vocabulary words are corrections targets too.
+        for (key, expansion) in SYNONYMS.entries() {
+            for w in expansion
+                .split(' ')
+                .chain(std::iter::once(*key).filter(|k| !k.contains(' ')))
+            {
+                freq.entry(w.to_string()).or_insert(0);
+            }
+        }
+        for key in INTENT_WORDS.keys().filter(|k| !k.contains(' ')) {
+            freq.entry(key.to_string()).or_insert(0);
+        }
+        let mut by_len: Vec<Vec<String>> = Vec::new();
+        for w in freq.keys() {
+            let n = w.chars().count();
+            if by_len.len() <= n {
+                by_len.resize(n + 1, Vec::new());
+            }
+            by_len[n].push(w.clone());
+        }
+        for bucket in &mut by_len {
+            bucket.sort();
+        }
+        let stems = freq
+            .iter()
+            .filter(|(_, f)| **f > 0)
+            .map(|(w, _)| stem(w))
+            .collect();
+        Lexicon {
+            freq,
+            stems,
+            by_len,
+        }
+    }
+
+    /// True when some action's text uses this word.
+    pub fn in_catalog(&self, w: &str) -> bool {
+        self.freq.get(w).is_some_and(|&f| f > 0)
+    }
+
+    /// True when the catalog (or the vocabulary) uses this word, or a word of the same stem.
+    pub fn knows(&self, w: &str) -> bool {
+        self.freq.contains_key(w)
+            || SYNONYMS.contains_key(w)
+            || INTENT_WORDS.contains_key(w)
+            || self.stems.contains(&stem(w))
+    }
+
+    /// The closest known word within a small edit distance, preferring the commonest; else a
+    /// known word this one is a prefix of (at least four letters typed).
+    pub fn correct(&self, w: &str) -> Option<(String, usize)> {
+        let n = w.chars().count();
+        if n < 3 {
+            return None;
+        }
+        let max = if n <= 4 { 1 } else { 2 };
+        let mut best: Option<(usize, u32, &str)> = None;
+        for len in n.saturating_sub(max)..=n + max {
+            let Some(bucket) = self.by_len.get(len) else {
+                continue;
+            };
+            for cand in bucket {
+                let d = osa_distance(w, cand, max);
+                if d > max {
+                    continue;
+                }
+                let f = self.freq.get(cand).copied().unwrap_or(0);
+                let better = match best {
+                    None => true,
+                    Some((bd, bf, _)) => d < bd || (d == bd && f > bf),
+                };
+                if better {
+                    best = Some((d, f, cand));
+                }
+            }
+        }
+        // One edit away beats completing a partial word, which beats two edits away.
+        if let Some((1, _, w)) = best {
+            return Some((w.to_string(), 1));
+        }
+        if n >= 4 {
+            let mut found: Option<(&str, u32)> = None;
+            for bucket in self.by_len.iter().skip(n + 1) {
+                for cand in bucket.iter().filter(|c| c.starts_with(w)) {
+                    let f = self.freq.get(cand).copied().unwrap_or(0);
+                    if found.is_none_or(|(_, bf)| f > bf) {
+                        found = Some((cand, f));
+                    }
+                }
+            }
+            if let Some((w, _)) = found {
+                return Some((w.to_string(), 2));
+            }
+        }
+        if let Some((d, _, w)) = best {
+            return Some((w.to_string(), d));
+        }
+        None
+    }
+}
+
+/// The English stem of a lower-case word (the same stemmer the index uses).
+pub fn stem(w: &str) -> String {
+    use tantivy::tokenizer::{Language, Stemmer, TextAnalyzer, WhitespaceTokenizer};
+    thread_local! {
+        static STEMMER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(
+            TextAnalyzer::builder(WhitespaceTokenizer::default()).filter(Stemmer::new(Language::English)).build(),
+        );
+    }
+    STEMMER.with(|s| {
+        let mut analyzer = s.borrow_mut();
+        let mut stream = analyzer.token_stream(w);
+        match stream.next() {
+            Some(tok) => tok.text.clone(),
+            None => w.to_string(),
+        }
+    })
+}
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), giving up
+/// early once it exceeds `max`.
+fn osa_distance(a: &str, b: &str, max: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > max {
+        return max + 1;
+    }
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let mut row_min = usize::MAX;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > max {
+            return max + 1;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+/// Splits normalised text into raw tokens: lower-case, values (numbers, versions, `owner/repo`,
+/// `#12`) removed, everything that is not a letter, digit, `-`, `'` or `+` treated as a space.
+pub fn tokenize(query: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for chunk in query.split_whitespace() {
+        // `owner/repo`, `feature/login`, URLs: values, not words.
+        if chunk.contains('/') || chunk.contains('\\') {
+            continue;
+        }
+        let lowered = chunk.to_lowercase().replace("'s", "").replace("’s", "");
+        let mut cur = String::new();
+        let push = |cur: &mut String, out: &mut Vec<String>| {
+            let t = cur.trim_matches(|c| c == '-' || c == '\'');
+            if is_word(t) {
+                out.push(t.to_string());
+            }
+            cur.clear();
+        };
+        for c in lowered.chars() {
+            if c.is_alphanumeric() || c == '-' || c == '\'' || (c == '+' && cur.is_empty()) {
+                cur.push(c);
+            } else {
+                push(&mut cur, &mut out);
+            }
+        }
+        push(&mut cur, &mut out);
+    }
+    out
+}
+
+/// A token is a word when it has a letter (drops `42`, `v1.4.0` parts, `#12`) or is `+1`.
+fn is_word(t: &str) -> bool {
+    if t == "+1" {
+        return true;
+    }
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    let digits = t.chars().filter(|c| c.is_ascii_digit()).count();
+    // Versions like "v1" are values; "oauth2" and "gpg" are words.
+    letters > 0 && !(letters == 1 && digits > 0 && t.starts_with('v'))
+}
+
+/// Strength order of origins (lower is stronger).
+fn rank(o: Origin) -> u8 {
+    match o {
+        Origin::Typed => 0,
+        Origin::Translated => 1,
+        Origin::Corrected => 2,
+        Origin::Synonym => 3,
+    }
+}
+
+/// Maps the catalog's abbreviations and spelling variants to one word, at index and query time,
+/// so `repos` in a path and `repository` in a query meet (stemming alone does not join them).
+pub fn canonical(word: &str) -> &str {
+    match word {
+        "repo" | "repos" | "repositories" => "repository",
+        "org" | "orgs" | "organizations" | "organisation" | "organisations" => "organization",
+        "notify" | "notifications" => "notification",
+        "pulls" => "pull",
+        "prs" => "pr",
+        "admins" => "admin",
+        _ => word,
+    }
+}
+
+/// Rewrites every word of `text` to its canonical form (see [`canonical`]).
+pub fn canonical_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            let lower = word.to_lowercase();
+            let c = canonical(&lower);
+            if c == lower {
+                out.push_str(word)
+            } else {
+                out.push_str(c)
+            }
+            word.clear();
+        }
+    };
+    for ch in text.chars() {
+        if ch.is_alphanumeric() {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Words ending in a plural `s` (a cue that a collection is wanted).
+fn is_plural(word: &str) -> bool {
+    word.len() > 3
+        && word.ends_with('s')
+        && !["ss", "us", "is", "ous"].iter().any(|e| word.ends_with(e))
+        && intent_of(word).is_none()
+}
+
+/// Analyses a query against the lexicon.
+pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
+    let tokens = tokenize(query);
+    let mut a = Analysis {
+        about_self: tokens.iter().enumerate().any(|(i, t)| {
+            let after_verb = t == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some();
+            (SELF_WORDS.contains(&t.as_str()) && !after_verb)
+                || (t == "am" && tokens.get(i + 1).is_some_and(|n| n == "i"))
+        }),
+        about_admin: tokens.iter().any(|t| ADMIN_WORDS.contains(&t.as_str())),
+        wants_collection: tokens
+            .iter()
+            .any(|t| COLLECTION_WORDS.contains(&t.as_str())),
+        ..Analysis::default()
+    };
+    let add = |a: &mut Analysis, word: &str, origin: Origin| {
+        for w in word.split(['-', '\'']).filter(|w| !w.is_empty()) {
+            match a.terms.iter_mut().find(|t| t.word == w) {
+                Some(t) => {
+                    if rank(origin) < rank(t.origin) {
+                        t.origin = origin;
+                    }
+                }
+                None => a.terms.push(Term {
+                    word: w.to_string(),
+                    origin,
+                }),
+            }
+        }
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        // Longest phrase first: three, two, one word.
+        let mut matched = 0;
+        for n in (2..=3).rev() {
+            if i + n <= tokens.len() {
+                let phrase = tokens[i..i + n].join(" ");
+                let phrase_intent = intent_of(&phrase);
+                if let Some(int) = phrase_intent {
+                    a.intents.push(int);
+                }
+                if let Some(exp) = synonyms_of(&phrase).or(phrase_intent.map(|_| "")) {
+                    // A phrase is translated as a unit: its own words would mislead
+                    // ("merge request" is not about merging).
+                    for w in exp.split(' ').filter(|w| !w.is_empty()) {
+                        add(&mut a, w, Origin::Translated);
+                    }
+                    matched = n;
+                    break;
+                }
+            }
+        }
+        if matched > 0 {
+            i += matched;
+            continue;
+        }
+        let t = tokens[i].as_str();
+        i += 1;
+        let (word, origin, confident) = if lexicon.knows(t) || STOP_WORDS.contains(&t) {
+            (t.to_string(), Origin::Typed, true)
+        } else {
+            match lexicon.correct(t) {
+                Some((c, distance)) => {
+                    let confident = distance <= 1 && t.chars().count() >= 5;
+                    (c, Origin::Corrected, confident)
+                }
+                None => continue,
+            }
+        };
+        if let Some(int) = intent_of(&word) {
+            a.intents.push(int);
+            if !confident {
+                a.intent_from_typo = true;
+            }
+        } else if is_plural(t) {
+            a.plural = true;
+        }
+        let in_catalog = lexicon.in_catalog(&word) || lexicon.stems.contains(&stem(&word));
+        if let Some(exp) = synonyms_of(&word) {
+            // A word the catalog never uses is replaced by what it means; one it uses is
+            // only widened.
+            let o = if in_catalog {
+                Origin::Synonym
+            } else {
+                Origin::Translated
+            };
+            for w in exp.split(' ') {
+                add(&mut a, w, o);
+            }
+            if word.contains('-') {
+                // "read-only" means "archived", not "read" and "only".
+                continue;
+            }
+        }
+        if !STOP_WORDS.contains(&word.as_str()) && (in_catalog || synonyms_of(&word).is_none()) {
+            add(&mut a, &word, origin);
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexicon(words: &[&str]) -> Lexicon {
+        Lexicon::new(std::iter::once(words.iter().copied().collect()))
+    }
+
+    #[test]
+    fn values_and_punctuation_are_dropped() {
+        assert_eq!(
+            tokenize("Close issue #42 in acme/webshop!! (v1.4.0) \"quoted\" -delete AND *"),
+            ["close", "issue", "in", "quoted", "delete", "and"]
+        );
+        assert_eq!(
+            tokenize("GPG oauth2 +1 e-mail"),
+            ["gpg", "oauth2", "+1", "e-mail"]
+        );
+        assert!(tokenize("").is_empty());
+        assert!(tokenize("!!! ### 123 ~~~").is_empty());
+    }
+
+    #[test]
+    fn typos_are_corrected_to_the_commonest_close_word() {
+        let lex = lexicon(&["branches", "release", "webhook", "list", "milestones"]);
+        let c = |w: &str| lex.correct(w).map(|(c, _)| c);
+        assert_eq!(c("brnaches").as_deref(), Some("branches"));
+        assert_eq!(c("relaese").as_deref(), Some("release"));
+        assert_eq!(c("lsit").as_deref(), Some("list"));
+        assert_eq!(c("milest").as_deref(), Some("milestones"));
+        assert_eq!(lex.correct("zzzzzz"), None);
+        assert_eq!(lex.correct("ab"), None);
+    }
+
+    #[test]
+    fn phrases_expand_and_verbs_give_intent() {
+        let lex = lexicon(&["pull", "request", "create", "delete", "branch"]);
+        let a = analyse("open an MR", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Create));
+        let words: Vec<&str> = a.terms.iter().map(|t| t.word.as_str()).collect();
+        assert!(
+            words.contains(&"pull") && words.contains(&"request"),
+            "{words:?}"
+        );
+        let a = analyse("dleet branch", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        assert!(
+            a.intent_from_typo,
+            "a distance-2 correction is not confident"
+        );
+        let a = analyse("dleete branch", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        assert!(
+            !a.intent_from_typo,
+            "one letter off a long word is confident"
+        );
+        let a = analyse("show my merge requests", &lex);
+        assert!(a.about_self);
+        assert_eq!(a.primary_intent(), Some(Intent::Get));
+    }
+
+    #[test]
+    fn osa_counts_transpositions_once() {
+        assert_eq!(osa_distance("lsit", "list", 2), 1);
+        assert_eq!(osa_distance("abc", "abc", 2), 0);
+        assert!(osa_distance("abcdef", "uvwxyz", 2) > 2);
+    }
+}

@@ -1,0 +1,237 @@
+//! `aegis-gitea-mcp catalog`, driven as a process over the mini fixture.
+//!
+//! Every command starts from a clean environment for the variables the binary reads, so the
+//! host's configuration cannot leak in; variables a test needs are set on that command only.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use aegis_gitea_mcp::catalog::Domain;
+use aegis_gitea_mcp::spec::sha256_hex;
+use serde_json::Value;
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/gitea-mini.swagger.json"
+);
+
+/// Variables the binary reads; none may come from the host.
+const CLEARED: [&str; 11] = [
+    "GITEA_URL",
+    "GITEA_HOST",
+    "GITEA_TOKEN",
+    "GITEA_ACCESS_TOKEN",
+    "TOOLSETS",
+    "READ_ONLY",
+    "DISABLED_TOOLS",
+    "GITEA_SPEC",
+    "GITEA_SPEC_SHA256",
+    "LOG_LEVEL",
+    "RUST_LOG",
+];
+
+/// `aegis-gitea-mcp catalog --spec <fixture> <args>`, run in `dir` with a clean environment.
+fn catalog(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied())
+        .current_dir(dir)
+        .arg("catalog")
+        .args(["--spec", FIXTURE])
+        .args(args);
+    cmd.output().expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+fn json_rows(o: &Output) -> Vec<Value> {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(o));
+    match serde_json::from_slice::<Value>(&o.stdout) {
+        Ok(Value::Array(rows)) => rows,
+        Ok(other) => panic!("expected a JSON array, got {other}"),
+        Err(e) => panic!("stdout is not JSON ({e}): {}", stdout(o)),
+    }
+}
+
+#[test]
+fn json_rows_have_exactly_the_documented_fields() {
+    let dir = tmp();
+    let rows = json_rows(&catalog(dir.path(), &["--json"], &[]));
+    assert_eq!(rows.len(), 24);
+    let expected: BTreeSet<&str> = [
+        "name",
+        "operation_id",
+        "method",
+        "path",
+        "domain",
+        "summary",
+        "read_only",
+        "destructive",
+        "idempotent",
+        "scopes",
+        "deprecated",
+    ]
+    .into_iter()
+    .collect();
+    for row in &rows {
+        let obj = row.as_object().expect("each row is an object");
+        let keys: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
+        assert_eq!(keys, expected, "{row}");
+        for flag in ["read_only", "destructive", "idempotent", "deprecated"] {
+            assert!(obj[flag].is_boolean(), "{flag} in {row}");
+        }
+        assert!(obj["scopes"].is_array(), "{row}");
+    }
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let comment = row("gitea_issue_create_comment");
+    assert_eq!(comment["operation_id"], "issueCreateComment");
+    assert_eq!(comment["method"], "POST");
+    assert_eq!(
+        comment["path"],
+        "/repos/{owner}/{repo}/issues/{index}/comments"
+    );
+    assert_eq!(comment["domain"], "issue");
+    assert_eq!(comment["scopes"], serde_json::json!(["write:issue"]));
+    assert_eq!(comment["read_only"], false);
+    assert_eq!(
+        row("gitea_misc_get_version")["scopes"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        row("gitea_issue_delete_comment_deprecated")["deprecated"],
+        true
+    );
+    assert_eq!(row("gitea_repo_delete")["destructive"], true);
+}
+
+#[test]
+fn domain_filters_the_listing() {
+    let dir = tmp();
+    let rows = json_rows(&catalog(dir.path(), &["--json", "--domain", "pull"], &[]));
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "gitea_pull_create",
+            "gitea_pull_download_diff_or_patch",
+            "gitea_pull_list",
+            "gitea_pull_merge"
+        ]
+    );
+    assert!(rows.iter().all(|r| r["domain"] == "pull"));
+    // Domain names are case-insensitive.
+    let upper = json_rows(&catalog(dir.path(), &["--json", "--domain", "PULL"], &[]));
+    assert_eq!(upper.len(), 4);
+}
+
+#[test]
+fn an_unknown_domain_is_a_usage_error_listing_the_domains() {
+    let dir = tmp();
+    let o = catalog(dir.path(), &["--domain", "pulls"], &[]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("\"pulls\""), "{err}");
+    for d in Domain::ALL {
+        assert!(err.contains(d.as_str()), "{d} missing from: {err}");
+    }
+}
+
+#[test]
+fn written_docs_check_clean_until_edited() {
+    let dir = tmp();
+    let docs = dir.path().join("actions.md");
+    let docs_arg = docs.to_str().expect("a UTF-8 temporary path");
+
+    let o = catalog(dir.path(), &["--write-docs", "--docs", docs_arg], &[]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let written = std::fs::read_to_string(&docs).expect("the inventory was written");
+    assert!(written.contains("`gitea_issue_create`"), "{written}");
+    assert!(written.contains("gitea-mini.swagger.json"), "{written}");
+
+    let o = catalog(dir.path(), &["--check-docs", "--docs", docs_arg], &[]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    assert!(stderr(&o).contains("up to date"), "{}", stderr(&o));
+
+    std::fs::write(
+        &docs,
+        written.replace("gitea_issue_create", "gitea_issue_make"),
+    )
+    .expect("the inventory can be edited");
+    let o = catalog(dir.path(), &["--check-docs", "--docs", docs_arg], &[]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert!(stderr(&o).contains("stale"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_pin_mismatch_names_both_hashes() {
+    let dir = tmp();
+    let actual = sha256_hex(&std::fs::read(FIXTURE).expect("the fixture is readable"));
+    let zeros = "0".repeat(64);
+    let o = catalog(dir.path(), &["--json"], &[("GITEA_SPEC_SHA256", &zeros)]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&zeros) && err.contains(&actual), "{err}");
+
+    // The right pin (in any case) is accepted.
+    let upper = actual.to_ascii_uppercase();
+    let rows = json_rows(&catalog(
+        dir.path(),
+        &["--json"],
+        &[("GITEA_SPEC_SHA256", &upper)],
+    ));
+    assert_eq!(rows.len(), 24);
+}
+
+#[test]
+fn a_bad_read_only_value_is_a_usage_error_naming_the_variable() {
+    let dir = tmp();
+    let o = catalog(dir.path(), &["--json"], &[("READ_ONLY", "maybe")]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("READ_ONLY") && err.contains("maybe"), "{err}");
+}
+
+#[test]
+fn policy_variables_mark_withheld_actions_in_the_table() {
+    let dir = tmp();
+    let o = catalog(
+        dir.path(),
+        &["--domain", "repo"],
+        &[("READ_ONLY", "true"), ("DISABLED_TOOLS", "repoGet")],
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{out}"))
+    };
+    assert!(
+        line("gitea_repo_get").contains("DISABLED_TOOLS entry \"repoGet\""),
+        "{out}"
+    );
+    assert!(line("gitea_repo_delete").contains("read-only"), "{out}");
+    assert!(
+        !line("gitea_repo_get_contents").contains("withheld"),
+        "{out}"
+    );
+}

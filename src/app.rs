@@ -45,6 +45,13 @@ pub async fn load_spec(config: &Config, client: &GiteaClient) -> Result<LoadedSp
     let pin = spec::read_pin(config.spec_sha256.as_deref(), pin_file)?;
     spec::verify_pin(&bytes, pin.as_deref())?;
     let spec = Spec::parse(&bytes)?;
+    tracing::info!(
+        source = %source.describe(),
+        sha256 = %spec.sha256,
+        version = %spec.version,
+        operations = spec.operations.len(),
+        "loaded the API description"
+    );
     Ok(LoadedSpec { spec, source })
 }
 

@@ -132,6 +132,11 @@ pub async fn run(config: &Config, args: &CatalogArgs) -> anyhow::Result<Exit> {
             withheld
         );
     }
-    eprintln!("{} actions", rows.len());
+    eprintln!(
+        "{} actions from {} (sha256 {})",
+        rows.len(),
+        loaded.source.describe(),
+        loaded.spec.sha256
+    );
     Ok(Exit::Ok)
 }

@@ -1,0 +1,137 @@
+//! `spec pin` and `spec check` against a loopback server that serves a swagger document.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/gitea-mini.swagger.json"
+);
+
+/// Serves `body` at `/swagger.v1.json` (404 elsewhere) for `requests` connections; returns the
+/// base URL.
+fn serve(body: Vec<u8>, requests: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = listener.local_addr().expect("local addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let Ok(mut stream) = stream else { continue };
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+            let _ = reader.read_line(&mut line);
+            // Drain the headers.
+            let mut h = String::new();
+            while reader.read_line(&mut h).is_ok_and(|n| n > 2) {
+                h.clear();
+            }
+            let (status, payload) = if line.starts_with("GET /swagger.v1.json ") {
+                ("200 OK", body.clone())
+            } else {
+                ("404 Not Found", b"{\"message\":\"not found\"}".to_vec())
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                payload.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&payload);
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn run(dir: &Path, url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
+        .args(args)
+        .current_dir(dir)
+        .env("GITEA_URL", url)
+        .env("NO_PROXY", "*")
+        .env_remove("GITEA_HOST")
+        .env_remove("GITEA_TOKEN")
+        .env_remove("GITEA_ACCESS_TOKEN")
+        .env_remove("GITEA_SPEC")
+        .env_remove("GITEA_SPEC_SHA256")
+        .env_remove("HTTP_PROXY")
+        .env_remove("http_proxy")
+        .output()
+        .expect("run the binary")
+}
+
+#[test]
+fn pin_writes_the_document_and_its_hash_then_check_compares() {
+    let doc = std::fs::read(FIXTURE).expect("fixture");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = serve(doc.clone(), 1);
+    let out = run(dir.path(), &url, &["spec", "pin"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pinned = dir.path().join("spec/gitea-swagger.v1.json");
+    assert_eq!(std::fs::read(&pinned).expect("pinned file"), doc);
+    let hash = aegis_gitea_mcp::spec::sha256_hex(&doc);
+    let pin = std::fs::read_to_string(dir.path().join("spec/gitea-swagger.v1.json.sha256"))
+        .expect("pin file");
+    assert_eq!(pin, format!("{hash}  gitea-swagger.v1.json\n"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&hash));
+
+    // The pinned file is now the default source, and it is checked against its pin.
+    let out = run(dir.path(), "http://127.0.0.1:9", &["catalog", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        &pinned,
+        String::from_utf8_lossy(&doc).replace("Get a repository", "Get a repo!"),
+    )
+    .expect("edit");
+    let out = run(dir.path(), "http://127.0.0.1:9", &["catalog"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&hash),
+        "the error names the pinned hash"
+    );
+
+    // Same document: identical, exit 0.
+    std::fs::write(&pinned, &doc).expect("restore");
+    let out = run(dir.path(), &serve(doc.clone(), 1), &["spec", "check"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("identical"));
+
+    // The instance dropped one operation and added another: exit 1 with both listed.
+    let changed = String::from_utf8_lossy(&doc).replace("\"getVersion\"", "\"getServerVersion\"");
+    let out = run(
+        dir.path(),
+        &serve(changed.into_bytes(), 1),
+        &["spec", "check"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("added: 1\n  getServerVersion"), "{text}");
+    assert!(text.contains("removed: 1\n  getVersion"), "{text}");
+}
+
+#[test]
+fn pin_refuses_a_document_it_cannot_use() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = serve(
+        b"{\"swagger\": \"2.0\", \"paths\": {\"/x\": {\"get\": {}}}}".to_vec(),
+        1,
+    );
+    let out = run(dir.path(), &url, &["spec", "pin"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/paths/~1x/get/operationId"));
+    assert!(
+        !dir.path().join("spec/gitea-swagger.v1.json").exists(),
+        "nothing is written"
+    );
+}

@@ -503,20 +503,25 @@ impl Context<'_> {
         Ok(out)
     }
 
+    /// Follows a `#/responses/…` reference (Gitea names almost every response that way).
+    fn resolve_response<'v>(&'v self, resp: &'v Value) -> &'v Value {
+        resp.get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/responses/"))
+            .and_then(|n| self.shared_responses.and_then(|m| m.get(n)))
+            .unwrap_or(resp)
+    }
+
     /// True when a 2xx response's schema is an array.
     fn returns_list(&self, responses: Option<&Map<String, Value>>) -> bool {
         responses.is_some_and(|rs| {
             rs.iter()
                 .filter(|(code, _)| code.starts_with('2'))
                 .any(|(_, resp)| {
-                    let resp = match resp.get("$ref").and_then(Value::as_str) {
-                        Some(r) => r
-                            .strip_prefix("#/responses/")
-                            .and_then(|n| self.shared_responses.and_then(|m| m.get(n)))
-                            .unwrap_or(resp),
-                        None => resp,
-                    };
-                    resp.pointer("/schema/type").and_then(Value::as_str) == Some("array")
+                    self.resolve_response(resp)
+                        .pointer("/schema/type")
+                        .and_then(Value::as_str)
+                        == Some("array")
                 })
         })
     }
@@ -535,13 +540,7 @@ impl Context<'_> {
         let mut any_redirect = false;
         let mut schema_types: Vec<Option<String>> = Vec::new();
         for (code, resp) in responses {
-            let resp = match resp.get("$ref").and_then(Value::as_str) {
-                Some(r) => r
-                    .strip_prefix("#/responses/")
-                    .and_then(|n| self.shared_responses.and_then(|m| m.get(n)))
-                    .unwrap_or(resp),
-                None => resp,
-            };
+            let resp = self.resolve_response(resp);
             if code.starts_with('2') {
                 any_success = true;
                 if let Some(schema) = resp.get("schema") {

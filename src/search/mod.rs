@@ -325,6 +325,8 @@ impl SearchIndex {
                     action: i,
                     score: EXACT_MATCH_SCORE,
                 }]),
+                // Words, but none the catalog or the vocabulary knows: no match, not an error.
+                None if !vocabulary::tokenize(trimmed).is_empty() => Ok(Vec::new()),
                 None => Err(Error::EmptyQuery),
             };
         }

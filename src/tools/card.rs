@@ -1,0 +1,169 @@
+//! Action cards: the compact description of an action a model needs to call it.
+
+use std::fmt::Write;
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Action, ParamLocation, SUDO_ARG};
+use crate::policy::Decision;
+
+/// Longest property description kept in a card's schema.
+const CARD_DESCRIPTION_CHARS: usize = 80;
+
+/// The card of `action` as JSON. `with_schema` adds the (compacted) input schema.
+pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Value {
+    let mut card = Map::new();
+    card.insert("name".into(), json!(action.name.as_str()));
+    card.insert("operation_id".into(), json!(action.operation_id.as_str()));
+    card.insert("summary".into(), json!(action.summary));
+    card.insert("method".into(), json!(action.method.as_str()));
+    card.insert("path".into(), json!(action.path));
+    card.insert("required".into(), Value::Object(required_args(action)));
+    card.insert("read_only".into(), json!(action.annotations.read_only));
+    card.insert("destructive".into(), json!(action.annotations.destructive));
+    if action.deprecated {
+        card.insert("deprecated".into(), json!(true));
+    }
+    if let Decision::Withheld { reason } = decision {
+        card.insert("withheld".into(), json!({"reason": reason.to_string(), "code": reason.code(), "who_can_change": reason.who_can_change()}));
+    }
+    if with_schema {
+        card.insert("input_schema".into(), compact_schema(&action.input_schema));
+    }
+    Value::Object(card)
+}
+
+/// Required arguments and their types (`owner: string`, `index: integer`, `body: object`).
+fn required_args(action: &Action) -> Map<String, Value> {
+    let mut out = Map::new();
+    for p in action.params.iter().filter(|p| p.required) {
+        out.insert(p.name.clone(), json!(p.ty));
+    }
+    if action.body.as_ref().is_some_and(|b| b.required) {
+        out.insert("body".into(), json!("object"));
+    }
+    out
+}
+
+/// One card as two lines of text.
+pub fn card_text(out: &mut String, rank: usize, action: &Action, decision: &Decision) {
+    let mut flags = Vec::new();
+    if action.annotations.read_only {
+        flags.push("read-only");
+    }
+    if action.annotations.destructive {
+        flags.push("destructive");
+    }
+    if action.deprecated {
+        flags.push("deprecated");
+    }
+    let required: Vec<String> = required_args(action)
+        .iter()
+        .map(|(k, v)| format!("{k}:{}", v.as_str().unwrap_or("?")))
+        .collect();
+    let _ = write!(out, "{rank}. {} — {}", action.name, action.summary);
+    let _ = write!(out, "\n   {} {}", action.method, action.path);
+    if !required.is_empty() {
+        let _ = write!(out, " | required: {}", required.join(", "));
+    }
+    if let Some(b) = &action.body {
+        if !b.properties.is_empty() && !b.required {
+            let _ = write!(out, " | body: optional");
+        }
+    }
+    if !flags.is_empty() {
+        let _ = write!(out, " | {}", flags.join(", "));
+    }
+    if let Decision::Withheld { reason } = decision {
+        let _ = write!(
+            out,
+            "\n   WITHHELD: {reason} (who can change it: {})",
+            reason.who_can_change()
+        );
+    }
+    out.push('\n');
+}
+
+/// Serialized size above which a card's schema keeps names and types only.
+const SCHEMA_BUDGET_BYTES: usize = 2000;
+
+/// The input schema without what only a validator needs: `sudo` (documented in the execute
+/// tool), `additionalProperties`, formats of integers, and long descriptions. A schema still
+/// larger than [`SCHEMA_BUDGET_BYTES`] loses its descriptions (names and types stay).
+pub fn compact_schema(schema: &Value) -> Value {
+    let compact = |keep_descriptions| {
+        let mut v = strip(schema, keep_descriptions);
+        if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
+            props.remove(SUDO_ARG);
+        }
+        v
+    };
+    let v = compact(true);
+    if v.to_string().len() > SCHEMA_BUDGET_BYTES {
+        compact(false)
+    } else {
+        v
+    }
+}
+
+fn strip(node: &Value, keep_descriptions: bool) -> Value {
+    match node {
+        Value::Object(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (k, v) in map {
+                match k.as_str() {
+                    "additionalProperties" if v == &Value::Bool(false) => continue,
+                    "format" if matches!(v.as_str(), Some("int64" | "int32")) => continue,
+                    "pattern" | "minLength" => continue,
+                    "description" | "title" => {
+                        if let Some(s) = v.as_str().filter(|_| keep_descriptions) {
+                            out.insert(k.clone(), json!(shorten(s)));
+                        }
+                        continue;
+                    }
+                    "properties" => {
+                        if let Value::Object(props) = v {
+                            out.insert(
+                                k.clone(),
+                                Value::Object(
+                                    props
+                                        .iter()
+                                        .map(|(n, s)| (n.clone(), strip(s, keep_descriptions)))
+                                        .collect(),
+                                ),
+                            );
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+                out.insert(k.clone(), strip(v, keep_descriptions));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| strip(i, keep_descriptions)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn shorten(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("").trim();
+    if first.chars().count() <= CARD_DESCRIPTION_CHARS {
+        return first.to_string();
+    }
+    let mut out: String = first.chars().take(CARD_DESCRIPTION_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Path parameter names of an action, in path order (for hints).
+pub fn path_params(action: &Action) -> Vec<&str> {
+    action
+        .params
+        .iter()
+        .filter(|p| p.location == ParamLocation::Path)
+        .map(|p| p.name.as_str())
+        .collect()
+}

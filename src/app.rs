@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use crate::catalog::{self, Catalog};
+use crate::catalog::{self, Catalog, Scope};
 use crate::config::Config;
+use crate::exec::Env;
+use crate::exec::args::Validators;
 use crate::gitea::{self, GiteaClient};
 use crate::policy::Policy;
 use crate::search::{self, SearchIndex};
@@ -76,6 +78,8 @@ pub struct State {
     pub policy: Policy,
     /// The search index over the catalog.
     pub index: SearchIndex,
+    /// Compiled input schemas (compiled on first use).
+    pub validators: Validators,
 }
 
 impl State {
@@ -84,10 +88,30 @@ impl State {
         let catalog = Catalog::build(spec)?;
         let policy = Policy::new(&catalog, &config.policy);
         let index = SearchIndex::build(&catalog)?;
+        let validators = Validators::new(&catalog);
         Ok(State {
             catalog,
             policy,
             index,
+            validators,
         })
+    }
+
+    /// Withholds the actions the token's scopes cannot reach (`scopes` as Gitea reports them;
+    /// `all` grants everything).
+    pub fn restrict_to_token_scopes(&mut self, scopes: &[String]) {
+        let all = scopes.iter().any(|s| s == "all");
+        let granted: Vec<Scope> = scopes.iter().filter_map(|s| Scope::parse(s)).collect();
+        self.policy.restrict_to_scopes(&self.catalog, &granted, all);
+    }
+
+    /// The borrowed view the executor needs.
+    pub fn exec_env(&self) -> Env<'_> {
+        Env {
+            catalog: &self.catalog,
+            policy: &self.policy,
+            validators: &self.validators,
+            index: &self.index,
+        }
     }
 }

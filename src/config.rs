@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::policy::PolicyConfig;
 
@@ -97,6 +98,94 @@ pub struct GlobalArgs {
         value_name = "LIST"
     )]
     pub disabled_tools: Option<String>,
+
+    /// PEM bundle of extra CA certificates to trust for the instance
+    #[arg(
+        long = "gitea-ca-file",
+        env = "GITEA_CA_FILE",
+        global = true,
+        value_name = "PATH"
+    )]
+    pub gitea_ca_file: Option<PathBuf>,
+
+    /// Accept any TLS certificate from the instance (self-signed labs only; warned about at start)
+    #[arg(long = "gitea-insecure", env = "GITEA_INSECURE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub gitea_insecure: Option<String>,
+
+    /// Seconds a request to Gitea may take in total [default: 30]
+    #[arg(
+        long = "gitea-timeout",
+        env = "GITEA_TIMEOUT_SECS",
+        global = true,
+        value_name = "SECS"
+    )]
+    pub gitea_timeout: Option<String>,
+
+    /// Seconds to wait for a connection to Gitea [default: 10]
+    #[arg(
+        long = "gitea-connect-timeout",
+        env = "GITEA_CONNECT_TIMEOUT_SECS",
+        global = true,
+        value_name = "SECS"
+    )]
+    pub gitea_connect_timeout: Option<String>,
+
+    /// Requests to Gitea in flight at once [default: 8]
+    #[arg(
+        long = "gitea-max-concurrency",
+        env = "GITEA_MAX_CONCURRENCY",
+        global = true,
+        value_name = "N"
+    )]
+    pub gitea_max_concurrency: Option<String>,
+
+    /// Retries of a failed idempotent request (GET/HEAD/PUT/DELETE; never POST/PATCH) [default: 2]
+    #[arg(
+        long = "gitea-retries",
+        env = "GITEA_RETRIES",
+        global = true,
+        value_name = "N"
+    )]
+    pub gitea_retries: Option<String>,
+
+    /// Largest answer returned to the model, in bytes [default: 80000, about 20k tokens]
+    #[arg(
+        long = "max-response-bytes",
+        env = "MAX_RESPONSE_BYTES",
+        global = true,
+        value_name = "BYTES"
+    )]
+    pub max_response_bytes: Option<String>,
+
+    /// Largest binary file returned (as base64), in bytes [default: 1048576]
+    #[arg(
+        long = "max-file-size-bytes",
+        env = "MAX_FILE_SIZE_BYTES",
+        global = true,
+        value_name = "BYTES"
+    )]
+    pub max_file_size_bytes: Option<String>,
+
+    /// Make every call that writes a dry run (true/false)
+    #[arg(long = "safe-mode", env = "SAFE_MODE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub safe_mode: Option<String>,
+
+    /// Require a confirmation token for destructive calls (true/false) [default: true]
+    #[arg(long = "confirm-destructive", env = "CONFIRM_DESTRUCTIVE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub confirm_destructive: Option<String>,
+
+    /// Offer the raw gitea_api_request tool (true/false) [default: true]
+    #[arg(long = "raw-requests", env = "RAW_REQUESTS", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub raw_requests: Option<String>,
+
+    /// Raw requests to paths no catalog operation matches: deny or allow [default: deny]
+    #[arg(
+        long = "raw-unknown-paths",
+        env = "RAW_UNKNOWN_PATHS",
+        global = true,
+        value_name = "deny|allow"
+    )]
+    pub raw_unknown_paths: Option<String>,
 }
 
 /// Validated configuration.
@@ -112,6 +201,30 @@ pub struct Config {
     pub spec_sha256: Option<String>,
     /// The operator's filters.
     pub policy: PolicyConfig,
+    /// Extra CA certificates (PEM) to trust.
+    pub ca_file: Option<PathBuf>,
+    /// Accept any certificate (labs only).
+    pub insecure: bool,
+    /// Total time a request to Gitea may take.
+    pub timeout: Duration,
+    /// Time to wait for a connection.
+    pub connect_timeout: Duration,
+    /// Requests to Gitea in flight at once.
+    pub max_concurrency: usize,
+    /// Retries of a failed idempotent request.
+    pub retries: u32,
+    /// Largest answer returned to the model.
+    pub max_response_bytes: usize,
+    /// Largest binary file returned as base64.
+    pub max_file_size_bytes: usize,
+    /// Every writing call is a dry run.
+    pub safe_mode: bool,
+    /// Destructive calls need a confirmation token.
+    pub confirm_destructive: bool,
+    /// The raw request tool is offered.
+    pub raw_requests: bool,
+    /// Raw requests may reach paths no catalog operation matches.
+    pub raw_unknown_paths: bool,
 }
 
 /// Reads an environment variable, treating an empty value as unset.
@@ -136,14 +249,7 @@ impl Config {
             .or_else(|| env_var("GITEA_ACCESS_TOKEN"))
             .map(|t| validate_token(t.trim()))
             .transpose()?;
-        let read_only = match &args.read_only {
-            Some(v) => parse_bool(v).ok_or_else(|| Error {
-                variable: "READ_ONLY",
-                flag: "read-only",
-                message: format!("expected true or false (or 1/0, yes/no, on/off), got {v:?}"),
-            })?,
-            None => false,
-        };
+        let read_only = bool_value(args.read_only.as_deref(), "READ_ONLY", "read-only", false)?;
         let (toolsets, unknown_toolsets) =
             PolicyConfig::parse_toolsets(args.toolsets.as_deref().unwrap_or(""));
         let policy = PolicyConfig {
@@ -152,13 +258,148 @@ impl Config {
             disabled: PolicyConfig::parse_list(args.disabled_tools.as_deref().unwrap_or("")),
             unknown_toolsets,
         };
+        let flag =
+            |v: &Option<String>, variable: &'static str, flag: &'static str, default: bool| {
+                bool_value(v.as_deref(), variable, flag, default)
+            };
+        let raw_unknown_paths = match args
+            .raw_unknown_paths
+            .as_deref()
+            .map(|v| v.trim().to_ascii_lowercase())
+        {
+            None => false,
+            Some(v) if v == "deny" || v.is_empty() => false,
+            Some(v) if v == "allow" => true,
+            Some(v) => {
+                return Err(Error {
+                    variable: "RAW_UNKNOWN_PATHS",
+                    flag: "raw-unknown-paths",
+                    message: format!("expected deny or allow, got {v:?}"),
+                });
+            }
+        };
+        if let Some(ca) = &args.gitea_ca_file {
+            if !ca.is_file() {
+                return Err(Error {
+                    variable: "GITEA_CA_FILE",
+                    flag: "gitea-ca-file",
+                    message: format!(
+                        "{} is not a readable file (expected a PEM bundle)",
+                        ca.display()
+                    ),
+                });
+            }
+        }
         Ok(Config {
             gitea_url,
             token,
             spec: args.spec.clone(),
             spec_sha256: args.spec_sha256.clone(),
             policy,
+            ca_file: args.gitea_ca_file.clone(),
+            insecure: flag(
+                &args.gitea_insecure,
+                "GITEA_INSECURE",
+                "gitea-insecure",
+                false,
+            )?,
+            timeout: Duration::from_secs(number(
+                args.gitea_timeout.as_deref(),
+                "GITEA_TIMEOUT_SECS",
+                "gitea-timeout",
+                30,
+                1,
+                3600,
+            )?),
+            connect_timeout: Duration::from_secs(number(
+                args.gitea_connect_timeout.as_deref(),
+                "GITEA_CONNECT_TIMEOUT_SECS",
+                "gitea-connect-timeout",
+                10,
+                1,
+                600,
+            )?),
+            max_concurrency: number(
+                args.gitea_max_concurrency.as_deref(),
+                "GITEA_MAX_CONCURRENCY",
+                "gitea-max-concurrency",
+                8,
+                1,
+                1024,
+            )? as usize,
+            retries: number(
+                args.gitea_retries.as_deref(),
+                "GITEA_RETRIES",
+                "gitea-retries",
+                2,
+                0,
+                10,
+            )? as u32,
+            max_response_bytes: number(
+                args.max_response_bytes.as_deref(),
+                "MAX_RESPONSE_BYTES",
+                "max-response-bytes",
+                80_000,
+                1_000,
+                100_000_000,
+            )? as usize,
+            max_file_size_bytes: number(
+                args.max_file_size_bytes.as_deref(),
+                "MAX_FILE_SIZE_BYTES",
+                "max-file-size-bytes",
+                1_048_576,
+                1,
+                1_073_741_824,
+            )? as usize,
+            safe_mode: flag(&args.safe_mode, "SAFE_MODE", "safe-mode", false)?,
+            confirm_destructive: flag(
+                &args.confirm_destructive,
+                "CONFIRM_DESTRUCTIVE",
+                "confirm-destructive",
+                true,
+            )?,
+            raw_requests: flag(&args.raw_requests, "RAW_REQUESTS", "raw-requests", true)?,
+            raw_unknown_paths,
         })
+    }
+}
+
+/// A boolean setting, or its default when unset.
+fn bool_value(
+    v: Option<&str>,
+    variable: &'static str,
+    flag: &'static str,
+    default: bool,
+) -> Result<bool, Error> {
+    match v {
+        None => Ok(default),
+        Some(v) => parse_bool(v).ok_or_else(|| Error {
+            variable,
+            flag,
+            message: format!("expected true or false (or 1/0, yes/no, on/off), got {v:?}"),
+        }),
+    }
+}
+
+/// A whole-number setting within `min..=max`, or its default when unset.
+fn number(
+    v: Option<&str>,
+    variable: &'static str,
+    flag: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<u64, Error> {
+    match v.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(default),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(Error {
+                variable,
+                flag,
+                message: format!("expected a whole number from {min} to {max}, got {v:?}"),
+            }),
+        },
     }
 }
 
@@ -258,6 +499,44 @@ mod tests {
         assert_eq!(format!("{s} {s:?}"), "*** Secret(***)");
         let err = validate_token("abc\ndef").unwrap_err().to_string();
         assert!(!err.contains("abc"), "{err}");
+    }
+
+    #[test]
+    fn numbers_and_enums_are_checked() {
+        let args = GlobalArgs {
+            gitea_timeout: Some("0".into()),
+            ..GlobalArgs::default()
+        };
+        let err = Config::from_args(&args).unwrap_err().to_string();
+        assert!(
+            err.contains("GITEA_TIMEOUT_SECS") && err.contains("from 1 to 3600"),
+            "{err}"
+        );
+        let args = GlobalArgs {
+            raw_unknown_paths: Some("maybe".into()),
+            ..GlobalArgs::default()
+        };
+        let err = Config::from_args(&args).unwrap_err().to_string();
+        assert!(
+            err.contains("RAW_UNKNOWN_PATHS") && err.contains("deny or allow"),
+            "{err}"
+        );
+        let args = GlobalArgs {
+            gitea_ca_file: Some("/nonexistent/ca.pem".into()),
+            ..GlobalArgs::default()
+        };
+        assert!(
+            Config::from_args(&args)
+                .unwrap_err()
+                .to_string()
+                .contains("GITEA_CA_FILE")
+        );
+        let c = Config::from_args(&GlobalArgs::default()).unwrap();
+        assert!(c.confirm_destructive && c.raw_requests && !c.raw_unknown_paths && !c.safe_mode);
+        assert_eq!(
+            (c.max_response_bytes, c.max_file_size_bytes, c.retries),
+            (80_000, 1_048_576, 2)
+        );
     }
 
     #[test]

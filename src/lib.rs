@@ -9,6 +9,7 @@
 pub mod app;
 pub mod catalog;
 pub mod config;
+pub mod exec;
 pub mod gitea;
 pub mod policy;
 pub mod search;

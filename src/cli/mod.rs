@@ -1,5 +1,6 @@
 //! The command line: one function per subcommand, sharing [`GlobalArgs`].
 
+mod call_cmd;
 mod catalog_cmd;
 mod find_cmd;
 mod spec_cmd;
@@ -34,6 +35,8 @@ pub struct Cli {
 pub enum Command {
     /// List the catalog's actions, or write / check docs/actions.md
     Catalog(catalog_cmd::CatalogArgs),
+    /// Run an action (the execute tool, for scripts); prints the result JSON
+    Call(call_cmd::CallArgs),
     /// Find the action for a need described in your own words
     Find(find_cmd::FindArgs),
     /// Measure search quality on an evaluation set (recall@1, recall@5, MRR)
@@ -102,6 +105,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let config = Config::from_args(&cli.global)?;
     match cli.command {
         Some(Command::Catalog(args)) => catalog_cmd::run(&config, &args).await,
+        Some(Command::Call(args)) => call_cmd::run(&config, &args).await,
         Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,

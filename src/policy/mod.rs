@@ -144,12 +144,19 @@ impl Decision {
     }
 }
 
+/// Proof that the policy allowed a call. Only this module can make one, so nothing can send a
+/// request the policy has not seen.
+#[derive(Debug)]
+pub struct Allowed(());
+
 /// The decisions for a whole catalog, indexed like [`Catalog::actions`].
 #[derive(Debug, Clone)]
 pub struct Policy {
     decisions: Vec<Decision>,
     warnings: Vec<String>,
     read_only: bool,
+    toolsets: Option<Vec<Domain>>,
+    disabled: Vec<String>,
 }
 
 impl Policy {
@@ -207,6 +214,8 @@ impl Policy {
             decisions,
             warnings,
             read_only: config.read_only,
+            toolsets: config.toolsets.clone(),
+            disabled: config.disabled.clone(),
         }
     }
 
@@ -251,6 +260,43 @@ impl Policy {
                 };
             }
         }
+    }
+
+    /// Checks the action at `index`: [`Allowed`], or why it is withheld.
+    pub fn check(&self, index: usize) -> Result<Allowed, WithheldReason> {
+        match self.decision(index) {
+            Decision::Allowed => Ok(Allowed(())),
+            Decision::Withheld { reason } => Err(reason.clone()),
+        }
+    }
+
+    /// Checks a raw request to a path no catalog action matches, by the same rules: the
+    /// path's domain against `TOOLSETS` and domain entries of `DISABLED_TOOLS`, and the method
+    /// against `READ_ONLY`.
+    pub fn check_unknown(
+        &self,
+        method: crate::catalog::HttpMethod,
+        path: &str,
+    ) -> Result<Allowed, WithheldReason> {
+        let domain = crate::catalog::domain_for_path(path);
+        if let Some(ts) = &self.toolsets {
+            if !ts.contains(&domain) {
+                return Err(WithheldReason::Toolsets { domain });
+            }
+        }
+        if let Some(entry) = self
+            .disabled
+            .iter()
+            .find(|e| Domain::parse(e) == Some(domain))
+        {
+            return Err(WithheldReason::Disabled {
+                entry: entry.clone(),
+            });
+        }
+        if self.read_only && !method.is_read() {
+            return Err(WithheldReason::ReadOnly);
+        }
+        Ok(Allowed(()))
     }
 
     /// Warnings about configuration entries that match nothing.

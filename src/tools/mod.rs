@@ -5,7 +5,9 @@
 //! MCP server, the HTTP gateway and the CLI wrap these functions; none re-implements them.
 
 pub mod card;
+pub mod execute;
 pub mod find;
+pub mod raw;
 
 use serde_json::Value;
 

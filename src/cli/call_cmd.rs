@@ -1,0 +1,75 @@
+//! `aegis-gitea-mcp call`: the execute tool from the command line, for scripts.
+
+use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::config::Config;
+use aegis_gitea_mcp::exec::{Confirmations, Context, ExecConfig};
+use aegis_gitea_mcp::tools;
+use serde_json::{Value, json};
+
+use super::{Exit, UsageError};
+
+/// Arguments of `call`.
+#[derive(Debug, clap::Args)]
+pub struct CallArgs {
+    /// Action name (gitea_…) or operationId
+    action: String,
+    /// The action's arguments as a JSON object
+    #[arg(long = "args", value_name = "JSON", default_value = "{}")]
+    args: String,
+    /// Only print the request that would be sent
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Confirmation token from a destructive call's preview
+    #[arg(long, value_name = "TOKEN")]
+    confirm: Option<String>,
+}
+
+/// Runs the call; prints the result's structured JSON. Exit 0 on success, 1 on an error result
+/// (or when a destructive call waits for confirmation), 2 on usage errors.
+pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
+    let arguments: Value = serde_json::from_str(&args.args)
+        .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
+    if !arguments.is_object() {
+        return Err(UsageError(
+            "--args must be a JSON object, e.g. '{\"owner\": \"alice\"}'".into(),
+        )
+        .into());
+    }
+    let mut ctx = Context::new(config, ExecConfig::from_config(config))?;
+    // One process issues the token, a later one redeems it: the key derives from the
+    // configured instance and credentials, and used tokens are remembered in a file.
+    let key_material = format!(
+        "{}\n{}",
+        config.gitea_url,
+        config
+            .token
+            .as_ref()
+            .map(|t| t.expose())
+            .unwrap_or_default()
+    );
+    let used_file = std::env::temp_dir().join(format!(
+        "aegis-gitea-mcp-confirmations-{}",
+        &aegis_gitea_mcp::spec::sha256_hex(key_material.as_bytes())[..16]
+    ));
+    ctx.confirmations = Confirmations::persistent(ctx.config.confirm_ttl, &key_material, used_file);
+    let loaded = app::load_spec(config, &ctx.client).await?;
+    let mut state = State::new(&loaded.spec, config)?;
+    if let Some(scopes) = ctx.token_scopes().await {
+        state.restrict_to_token_scopes(&scopes);
+    }
+    let mut input = json!({"action": args.action, "arguments": arguments, "dry_run": args.dry_run});
+    if let Some(c) = &args.confirm {
+        input["confirm"] = json!(c);
+    }
+    let out = tools::execute::run(&state, &ctx, &input).await;
+    println!("{}", serde_json::to_string_pretty(&out.structured)?);
+    if out.is_error {
+        eprintln!("{}", out.text);
+        return Ok(Exit::Failure);
+    }
+    if out.structured.get("confirmation_required") == Some(&Value::Bool(true)) {
+        eprintln!("{}", out.text);
+        return Ok(Exit::Failure);
+    }
+    Ok(Exit::Ok)
+}

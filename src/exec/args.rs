@@ -1,0 +1,286 @@
+//! Checking an action's arguments before any request: the unambiguous fixes models need, then
+//! JSON Schema validation with errors a model can act on in one step.
+
+use std::sync::OnceLock;
+
+use jsonschema::error::ValidationErrorKind;
+use serde_json::{Map, Value};
+
+use crate::catalog::{Action, BODY_ARG, Catalog, ParamLocation, SUDO_ARG};
+use crate::tools::edit_distance;
+
+/// Arguments that passed validation. Only [`validate`] makes one, so a request can never be
+/// built from unchecked input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidatedArgs(Map<String, Value>);
+
+impl ValidatedArgs {
+    /// The arguments.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+}
+
+/// Why the arguments were refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgProblems {
+    /// One line per problem: the argument path, what was expected, what was given.
+    pub problems: Vec<String>,
+    /// The action's compact parameter list, so the model can fix the call in one step.
+    pub usage: String,
+}
+
+impl std::fmt::Display for ArgProblems {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "invalid arguments:")?;
+        for p in &self.problems {
+            writeln!(f, "- {p}")?;
+        }
+        write!(f, "{}", self.usage)
+    }
+}
+
+/// Compiled input schemas, one per action, compiled on first use and kept.
+#[derive(Debug)]
+pub struct Validators {
+    compiled: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
+}
+
+impl Validators {
+    /// Room for every action of `catalog`.
+    pub fn new(catalog: &Catalog) -> Validators {
+        Validators {
+            compiled: (0..catalog.len()).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn get(&self, index: usize, action: &Action) -> Result<&jsonschema::Validator, String> {
+        let cell = self.compiled.get(index).ok_or("unknown action index")?;
+        cell.get_or_init(|| {
+            jsonschema::validator_for(&action.input_schema).map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| format!("the input schema of {} does not compile: {e}", action.name))
+    }
+}
+
+/// Applies the fixes models commonly need where the intent is unambiguous:
+/// numeric strings for integer parameters (`"12"` → `12`), `"true"`/`"false"` for booleans, and
+/// `repo: "owner/name"` when `owner` is missing.
+pub fn coerce(action: &Action, args: &mut Map<String, Value>) {
+    for p in action
+        .params
+        .iter()
+        .filter(|p| p.location != ParamLocation::Body)
+    {
+        let Some(v) = args.get_mut(&p.name) else {
+            continue;
+        };
+        match (p.ty.as_str(), &*v) {
+            ("integer", Value::String(s)) => {
+                if let Ok(n) = s.trim().parse::<i64>() {
+                    *v = Value::from(n);
+                }
+            }
+            ("boolean", Value::String(s)) if s == "true" || s == "false" => {
+                *v = Value::Bool(s == "true");
+            }
+            ("array", Value::String(s)) => {
+                // A single value where a list is expected.
+                let item_is_int = action
+                    .input_schema
+                    .pointer(&format!("/properties/{}/items/type", p.name))
+                    == Some(&Value::String("integer".into()));
+                let item = match s.trim().parse::<i64>() {
+                    Ok(n) if item_is_int => Value::from(n),
+                    _ => Value::String(s.clone()),
+                };
+                *v = Value::Array(vec![item]);
+            }
+            _ => {}
+        }
+    }
+    let has = |name: &str| {
+        action
+            .params
+            .iter()
+            .any(|p| p.name == name && p.location == ParamLocation::Path)
+    };
+    if has("owner") && has("repo") && !args.contains_key("owner") {
+        if let Some(Value::String(r)) = args.get("repo") {
+            if let Some((owner, repo)) = r.split_once('/') {
+                if !owner.is_empty() && !repo.is_empty() && !repo.contains('/') {
+                    let (owner, repo) = (owner.to_string(), repo.to_string());
+                    args.insert("owner".into(), Value::String(owner));
+                    args.insert("repo".into(), Value::String(repo));
+                }
+            }
+        }
+    }
+}
+
+/// Coerces, then validates `args` against the action's input schema.
+pub fn validate(
+    validators: &Validators,
+    index: usize,
+    action: &Action,
+    args: &Value,
+) -> Result<ValidatedArgs, ArgProblems> {
+    let usage = usage(action);
+    let mut map = match args {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        other => {
+            return Err(ArgProblems {
+                problems: vec![format!(
+                    "`arguments` must be an object, got {}",
+                    type_name(other)
+                )],
+                usage,
+            });
+        }
+    };
+    coerce(action, &mut map);
+    let validator = validators.get(index, action).map_err(|e| ArgProblems {
+        problems: vec![e],
+        usage: usage.clone(),
+    })?;
+    let instance = Value::Object(map);
+    let mut problems = Vec::new();
+    for error in validator.iter_errors(&instance) {
+        let path = error.instance_path().to_string();
+        let at = if path.is_empty() {
+            "arguments".to_string()
+        } else {
+            format!("`{}`", path.trim_start_matches('/'))
+        };
+        let line = match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let known = known_keys(action, &path);
+                unexpected
+                    .iter()
+                    .map(|u| {
+                        let hint = known
+                            .iter()
+                            .map(|k| (edit_distance(k, u), k))
+                            .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+                            .min()
+                            .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                            .unwrap_or_default();
+                        format!("{at}: unknown argument `{u}`{hint}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n- ")
+            }
+            ValidationErrorKind::Required { property } => {
+                let required = action
+                    .input_schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                if path.is_empty() {
+                    format!("missing required argument {property}; required: {required}")
+                } else {
+                    format!("{at}: missing required field {property}")
+                }
+            }
+            _ => format!("{at}: {error} (given {})", short(error.instance())),
+        };
+        problems.push(line);
+        if problems.len() >= 10 {
+            problems.push("… (more problems omitted)".into());
+            break;
+        }
+    }
+    match instance {
+        Value::Object(map) if problems.is_empty() => Ok(ValidatedArgs(map)),
+        _ => Err(ArgProblems { problems, usage }),
+    }
+}
+
+/// Property names accepted at a pointer of the arguments (top level or inside `body`).
+fn known_keys(action: &Action, pointer: &str) -> Vec<String> {
+    let schema = &action.input_schema;
+    let node: Option<&Value> = if pointer.is_empty() {
+        Some(&**schema)
+    } else if pointer == "/body" {
+        schema
+            .pointer("/properties/body")
+            .map(|b| match b.get("$ref").and_then(Value::as_str) {
+                Some(r) => r
+                    .strip_prefix('#')
+                    .and_then(|p| schema.pointer(p))
+                    .unwrap_or(b),
+                None => b,
+            })
+    } else {
+        None
+    };
+    node.and_then(|n| n.get("properties"))
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `name(type, required) …` for every argument: what a model needs to repair a call.
+pub fn usage(action: &Action) -> String {
+    let mut parts: Vec<String> = action
+        .params
+        .iter()
+        .map(|p| {
+            let mut s = format!("{}:{}", p.name, p.ty);
+            if !p.enum_values.is_empty() && p.enum_values.len() <= 8 {
+                s.push_str(&format!("[{}]", p.enum_values.join("|")));
+            }
+            if p.required {
+                s.push('*');
+            }
+            s
+        })
+        .collect();
+    if let Some(b) = &action.body {
+        let props = b
+            .properties
+            .iter()
+            .take(12)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(",");
+        parts.push(format!(
+            "{BODY_ARG}:{{{props}}}{}",
+            if b.required { "*" } else { "" }
+        ));
+    }
+    parts.push(format!("{SUDO_ARG}:string"));
+    format!(
+        "{} arguments (* = required): {}",
+        action.name,
+        parts.join(" ")
+    )
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= 60 {
+        s
+    } else {
+        format!("{}…", s.chars().take(59).collect::<String>())
+    }
+}

@@ -1,0 +1,194 @@
+//! `gitea_api_request`: a raw call, held to the same policy as the catalog's actions.
+//!
+//! Only relative paths under the configured instance's `/api/v1` are accepted; no scheme, host,
+//! `..`, backslashes or encoded separators. The path is matched against the catalog's templates
+//! so that a withheld action cannot be reached raw.
+
+use crate::catalog::{Action, Catalog, HttpMethod};
+use crate::exec::request::is_multi_segment;
+use crate::gitea::API_PREFIX;
+
+/// Longest raw path accepted.
+pub const MAX_PATH_LEN: usize = 2048;
+
+/// Checks a raw path and returns it relative to `/api/v1`, starting with `/`.
+pub fn check_path(path: &str) -> Result<String, String> {
+    if path.len() > MAX_PATH_LEN {
+        return Err(format!("`path` is longer than {MAX_PATH_LEN} characters"));
+    }
+    let bad = |why: &str| {
+        Err(format!(
+            "`path` {why}; give a path under /api/v1 such as /repos/alice/demo/issues"
+        ))
+    };
+    if path.is_empty() {
+        return bad("is empty");
+    }
+    let lower = path.to_ascii_lowercase();
+    if lower.contains("://")
+        || lower.starts_with("http:")
+        || lower.starts_with("https:")
+        || path.starts_with("//")
+    {
+        return bad("must be relative to the configured instance (no scheme or host)");
+    }
+    let rel = path
+        .strip_prefix(API_PREFIX)
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+        .unwrap_or(path);
+    if !rel.starts_with('/') {
+        return bad("must start with /");
+    }
+    if rel.contains('?') || rel.contains('#') {
+        return bad("must not carry a query or fragment (put query parameters in `query`)");
+    }
+    for forbidden in ["%2e", "%2f", "%5c", "%00", "%25"] {
+        if lower.contains(forbidden) {
+            return bad(
+                "must not contain encoded dots, slashes, backslashes, NUL or percent signs",
+            );
+        }
+    }
+    let bytes = rel.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let ok = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) || b == b'%';
+        if !ok {
+            return bad("contains characters that must be percent-encoded or are not allowed");
+        }
+        if b == b'%'
+            && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+        {
+            return bad("has a malformed percent escape");
+        }
+    }
+    let trimmed = rel.trim_end_matches('/');
+    let segments: Vec<&str> = trimmed.split('/').skip(1).collect();
+    if segments.is_empty() {
+        return bad("names no endpoint");
+    }
+    if segments
+        .iter()
+        .any(|s| s.is_empty() || *s == "." || *s == "..")
+    {
+        return bad("must not contain empty, `.` or `..` segments");
+    }
+    Ok(trimmed.to_string())
+}
+
+/// The catalog action a raw request reaches: same method, template matching the path. When
+/// several templates match, the one with more literal text wins (`/issues/comments` over
+/// `/issues/{index}`).
+pub fn match_action<'c>(
+    catalog: &'c Catalog,
+    method: HttpMethod,
+    path: &str,
+) -> Option<(usize, &'c Action)> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    catalog
+        .actions()
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.method == method)
+        .filter_map(|(i, a)| template_matches(&a.path, &segments).map(|literal| (literal, i, a)))
+        .max_by_key(|(literal, i, _)| (*literal, std::cmp::Reverse(*i)))
+        .map(|(_, i, a)| (i, a))
+}
+
+/// If `template` matches the path segments, the number of literal bytes it matched.
+fn template_matches(template: &str, segments: &[&str]) -> Option<usize> {
+    let tsegs: Vec<&str> = template.trim_start_matches('/').split('/').collect();
+    let mut literal = 0;
+    for (i, t) in tsegs.iter().enumerate() {
+        let last = i + 1 == tsegs.len();
+        if last && t.starts_with('{') && t.ends_with('}') && is_multi_segment(&t[1..t.len() - 1]) {
+            // A file path swallows the rest (at least one segment).
+            return (segments.len() > i).then_some(literal);
+        }
+        let s = segments.get(i)?;
+        literal += segment_matches(t, s)?;
+    }
+    (segments.len() == tsegs.len()).then_some(literal)
+}
+
+/// Matches one template segment (`repos`, `{owner}`, `{index}.{diffType}`) against a path
+/// segment; returns the literal bytes matched.
+fn segment_matches(template: &str, segment: &str) -> Option<usize> {
+    // Split into literal pieces and parameters.
+    let mut pieces: Vec<(bool, &str)> = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        if start > 0 {
+            pieces.push((false, &rest[..start]));
+        }
+        let end = rest[start..].find('}')? + start;
+        pieces.push((true, &rest[start + 1..end]));
+        rest = &rest[end + 1..];
+    }
+    if !rest.is_empty() {
+        pieces.push((false, rest));
+    }
+    fn go(pieces: &[(bool, &str)], s: &str) -> bool {
+        match pieces.split_first() {
+            None => s.is_empty(),
+            Some(((false, lit), tail)) => s.strip_prefix(lit).is_some_and(|r| go(tail, r)),
+            Some(((true, _), tail)) => (1..=s.len())
+                .filter(|&n| s.is_char_boundary(n))
+                .any(|n| go(tail, &s[n..])),
+        }
+    }
+    go(&pieces, segment).then(|| {
+        pieces
+            .iter()
+            .filter(|(p, _)| !p)
+            .map(|(_, l)| l.len())
+            .sum()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_paths_are_refused() {
+        for bad in [
+            "",
+            "repos/a/b",
+            "https://evil.example/api/v1/x",
+            "//evil.example/x",
+            "/repos/../admin/users",
+            "/repos/a/%2e%2e/b",
+            "/repos/a%2Fb/c",
+            "/repos/a\\b",
+            "/x?token=1",
+            "/x#y",
+            "/repos/a//b",
+            "/%zz",
+            "/repos/ a/b",
+            "/repos/a/b\n",
+            "/api/v1",
+            "/",
+            "/repos/./a",
+        ] {
+            assert!(check_path(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(check_path("/api/v1/repos/a/b/").unwrap(), "/repos/a/b");
+        assert_eq!(
+            check_path("/repos/a/b/raw/docs/x%20y.md").unwrap(),
+            "/repos/a/b/raw/docs/x%20y.md"
+        );
+    }
+
+    #[test]
+    fn segments_with_several_parameters() {
+        assert_eq!(segment_matches("{index}.{diffType}", "12.diff"), Some(1));
+        assert_eq!(segment_matches("{index}.{diffType}", "12"), None);
+        assert_eq!(
+            segment_matches("signing-key.gpg", "signing-key.gpg"),
+            Some(15)
+        );
+        assert_eq!(segment_matches("{owner}", "alice"), Some(0));
+        assert_eq!(segment_matches("repos", "repo"), None);
+    }
+}

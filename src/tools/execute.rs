@@ -1,0 +1,97 @@
+//! `gitea_execute_action`: validate, check policy, call Gitea.
+
+use serde_json::{Value, json};
+
+use super::{ToolOutput, bool_arg, check_known};
+use crate::app::State;
+use crate::exec::{self, Call, Context, Outcome};
+
+/// The tool's name.
+pub const NAME: &str = "gitea_execute_action";
+
+/// The tool's description.
+pub const DESCRIPTION: &str = "Run a Gitea action found with gitea_find_action. Arguments are \
+checked against the action's schema first; errors say how to fix them. Destructive actions \
+answer with a preview and a confirm token: repeat the call with it to proceed. `sudo` (admins) \
+acts as another user.";
+
+/// The tool's input schema.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "description": "Action name (gitea_…) or operationId"},
+            "arguments": {"type": "object", "description": "The action's arguments"},
+            "dry_run": {"type": "boolean", "description": "Only show the request that would be sent"},
+            "confirm": {"type": "string", "description": "Token from a destructive call's preview"}
+        },
+        "required": ["action"],
+        "additionalProperties": false
+    })
+}
+
+impl From<Outcome> for ToolOutput {
+    fn from(o: Outcome) -> ToolOutput {
+        ToolOutput {
+            text: o.text,
+            structured: o.structured,
+            is_error: o.is_error,
+        }
+    }
+}
+
+/// Runs an execute call.
+pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
+    let empty = serde_json::Map::new();
+    let map = match args {
+        Value::Object(m) => m,
+        Value::Null => &empty,
+        other => {
+            return ToolOutput::error(
+                format!("arguments must be an object, got {other}"),
+                json!({}),
+            );
+        }
+    };
+    if let Err(e) = check_known(map, &["action", "arguments", "dry_run", "confirm"]) {
+        return ToolOutput::error(e, json!({}));
+    }
+    let action = match map.get("action") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
+        Some(other) if !other.is_string() => {
+            return ToolOutput::error(
+                format!("`action` must be a string (an action name), got {other}"),
+                json!({}),
+            );
+        }
+        _ => {
+            return ToolOutput::error(
+                "`action` is required: the name returned by gitea_find_action",
+                json!({}),
+            );
+        }
+    };
+    let dry_run = match bool_arg(map, "dry_run") {
+        Ok(b) => b.unwrap_or(false),
+        Err(e) => return ToolOutput::error(e, json!({})),
+    };
+    let confirm = match map.get("confirm") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(other) => {
+            return ToolOutput::error(
+                format!("`confirm` must be a string, got {other}"),
+                json!({}),
+            );
+        }
+    };
+    let null = Value::Null;
+    let arguments = map.get("arguments").unwrap_or(&null);
+    let call = Call {
+        action,
+        arguments,
+        dry_run,
+        confirm,
+    };
+    exec::call(state.exec_env(), ctx, &call).await.into()
+}

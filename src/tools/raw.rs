@@ -1,0 +1,75 @@
+//! `gitea_api_request`: a raw call under `/api/v1`, held to the same policy as the actions.
+
+use serde_json::{Value, json};
+
+use super::{ToolOutput, bool_arg, check_known};
+use crate::app::State;
+use crate::exec::{self, Context, RawCall};
+
+/// The tool's name.
+pub const NAME: &str = "gitea_api_request";
+
+/// The tool's description.
+pub const DESCRIPTION: &str = "Send a raw request to this Gitea's /api/v1 (for endpoints \
+the catalog lacks). The same policy applies: withheld operations stay withheld.";
+
+/// The tool's input schema.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "method": {"type": "string", "enum": ["GET", "POST", "PUT", "PATCH", "DELETE"]},
+            "path": {"type": "string", "description": "Path under /api/v1, e.g. /repos/alice/demo/issues"},
+            "query": {"type": "object", "description": "Query parameters"},
+            "body": {"description": "JSON body"},
+            "dry_run": {"type": "boolean"},
+            "confirm": {"type": "string"}
+        },
+        "required": ["method", "path"],
+        "additionalProperties": false
+    })
+}
+
+/// Runs a raw request.
+pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
+    let empty = serde_json::Map::new();
+    let map = match args {
+        Value::Object(m) => m,
+        Value::Null => &empty,
+        other => {
+            return ToolOutput::error(
+                format!("arguments must be an object, got {other}"),
+                json!({}),
+            );
+        }
+    };
+    if let Err(e) = check_known(
+        map,
+        &["method", "path", "query", "body", "dry_run", "confirm"],
+    ) {
+        return ToolOutput::error(e, json!({}));
+    }
+    let text = |key: &str| match map.get(key) {
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        None | Some(Value::Null) => Ok(None),
+        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+    };
+    let (method, path, confirm) = match (text("method"), text("path"), text("confirm")) {
+        (Ok(Some(m)), Ok(Some(p)), Ok(c)) => (m, p, c),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return ToolOutput::error(e, json!({})),
+        _ => return ToolOutput::error("`method` and `path` are required", json!({})),
+    };
+    let dry_run = match bool_arg(map, "dry_run") {
+        Ok(b) => b.unwrap_or(false),
+        Err(e) => return ToolOutput::error(e, json!({})),
+    };
+    let call = RawCall {
+        method,
+        path,
+        query: map.get("query"),
+        body: map.get("body"),
+        dry_run,
+        confirm,
+    };
+    exec::raw_call(state.exec_env(), ctx, &call).await.into()
+}

@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod gitea;
+pub mod mcp;
 pub mod policy;
 pub mod search;
 pub mod spec;

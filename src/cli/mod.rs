@@ -3,6 +3,7 @@
 mod call_cmd;
 mod catalog_cmd;
 mod find_cmd;
+mod serve_cmd;
 mod spec_cmd;
 
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// List the catalog's actions, or write / check docs/actions.md
     Catalog(catalog_cmd::CatalogArgs),
+    /// Serve MCP over stdio (the default) or streamable HTTP (--http)
+    Serve(serve_cmd::ServeArgs),
     /// Run an action (the execute tool, for scripts); prints the result JSON
     Call(call_cmd::CallArgs),
     /// Find the action for a need described in your own words
@@ -109,6 +112,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
-        None => Err(UsageError("the server is not available yet; try `catalog`".into()).into()),
+        Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
+        None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
     }
 }

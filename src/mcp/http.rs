@@ -1,0 +1,82 @@
+//! Streamable HTTP transport: the MCP server nested at `/mcp` in an axum router.
+//!
+//! The gateway (authentication, rate limits, REST endpoints) wraps this router; this module
+//! only knows how MCP travels over HTTP: sessions (default) or stateless, and the `Host` /
+//! `Origin` checks that stop DNS rebinding.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::Server;
+
+/// How the MCP endpoint behaves.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// No sessions: every request stands alone (for load-balanced deployments).
+    pub stateless: bool,
+    /// Hosts (or host:port) accepted in the `Host` header; loopback names by default.
+    pub allowed_hosts: Vec<String>,
+    /// Origins accepted from browsers (`scheme://host:port`); empty means "no Origin check
+    /// beyond the Host check".
+    pub allowed_origins: Vec<String>,
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            stateless: false,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
+            max_body_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The router with the MCP endpoint at `/mcp`.
+pub fn router(server: Server, opts: &HttpOptions) -> Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(opts.allowed_hosts.clone())
+        .with_max_request_body_bytes(opts.max_body_bytes);
+    if !opts.allowed_origins.is_empty() {
+        config = config.with_allowed_origins(opts.allowed_origins.clone());
+    }
+    if opts.stateless {
+        config = config
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        Router::new().nest_service("/mcp", service)
+    } else {
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        Router::new().nest_service("/mcp", service)
+    }
+}
+
+/// Serves `router` on `addr` until the process is interrupted.
+pub async fn serve(router: Router, addr: SocketAddr) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!(address = %listener.local_addr()?, "serving MCP over streamable HTTP at /mcp");
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}

@@ -1,0 +1,1018 @@
+//! The HTTP side of the fake: an axum server on 127.0.0.1 (ephemeral port, reusable on restart),
+//! request recording and fault injection.
+//!
+//! `ConnectionReset` needs the socket itself: the server accepts connections through
+//! [`FaultListener`], whose [`FaultIo`] carries a shared "reset" flag. Each request can reach the
+//! flag of its connection through axum's `ConnectInfo` ([`ConnCtl`]). To reset, the handler sets
+//! the flag and returns; when hyper then tries to write the response, `FaultIo` sets `SO_LINGER`
+//! to zero and fails the write, so hyper drops the connection and the kernel sends a TCP RST
+//! without a single response byte. The client sees "connection reset" / "connection closed
+//! before message completed" — a transport error, never a status.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::{Request, State as AxumState};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::serve::{IncomingStream, Listener};
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::api::{Incoming, dispatch};
+use super::state::{RepoSeed, State};
+use super::util::{DOCS_URL, Reply};
+
+// ---- faults -----------------------------------------------------------------------------------
+
+/// A misbehaviour to inject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Wait this long, then answer normally. (Cut short when the server stops.)
+    Delay(Duration),
+    /// Answer with this status and a Gitea-style JSON error body.
+    Status(u16),
+    /// Answer 429 with `Retry-After: <secs>` and a JSON error body.
+    TooManyRequests { retry_after_secs: u64 },
+    /// Answer 200, `Content-Type: application/json`, with a truncated JSON body (the
+    /// `Content-Length` matches the truncated body, so only parsing fails).
+    MalformedJson,
+    /// Close the connection with a TCP RST without sending any response byte.
+    ConnectionReset,
+}
+
+impl Fault {
+    /// Applies to the next `n` matching requests.
+    pub fn times(self, n: usize) -> FaultRule {
+        FaultRule::from(self).times(n)
+    }
+
+    /// Applies only to requests with this method (`"*"` for any) whose path starts with
+    /// `path_prefix` (with or without the `/api/v1` prefix).
+    pub fn on(self, method: &str, path_prefix: &str) -> FaultRule {
+        FaultRule::from(self).on(method, path_prefix)
+    }
+
+    /// Applies only to requests whose path starts with `path_prefix`, any method.
+    pub fn on_path(self, path_prefix: &str) -> FaultRule {
+        FaultRule::from(self).on("*", path_prefix)
+    }
+}
+
+/// A queued fault: what, how many more times, and which requests it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultRule {
+    pub fault: Fault,
+    pub remaining: usize,
+    /// `None` matches any method.
+    pub method: Option<String>,
+    /// `None` matches any path.
+    pub path_prefix: Option<String>,
+}
+
+impl From<Fault> for FaultRule {
+    fn from(fault: Fault) -> FaultRule {
+        FaultRule {
+            fault,
+            remaining: 1,
+            method: None,
+            path_prefix: None,
+        }
+    }
+}
+
+impl FaultRule {
+    pub fn times(mut self, n: usize) -> FaultRule {
+        self.remaining = n;
+        self
+    }
+
+    pub fn on(mut self, method: &str, path_prefix: &str) -> FaultRule {
+        self.method = (method != "*").then(|| method.to_ascii_uppercase());
+        self.path_prefix = Some(path_prefix.to_string());
+        self
+    }
+
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.method.as_deref().is_none_or(|m| m == method)
+            && self.path_prefix.as_deref().is_none_or(|p| {
+                path.starts_with(p)
+                    || path
+                        .strip_prefix("/api/v1")
+                        .is_some_and(|rest| rest.starts_with(p))
+            })
+    }
+}
+
+// ---- recording --------------------------------------------------------------------------------
+
+/// One request as the fake received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// The path without the query, as sent (not percent-decoded).
+    pub path: String,
+    /// The raw query string without `?` (empty when none).
+    pub query: String,
+    /// Header names lower-cased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The owner of a valid token, whatever `Sudo` says.
+    pub token_user: Option<String>,
+    /// The `Sudo` header or `?sudo=` value, honoured or not.
+    pub sudo: Option<String>,
+    /// Who the request acted as (the sudo target when honoured).
+    pub acting_user: Option<String>,
+    /// The status sent; `None` for a reset connection (or while in flight).
+    pub status: Option<u16>,
+    /// The injected fault that hit this request.
+    pub fault: Option<Fault>,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body parsed as JSON, when it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The decoded value of query parameter `name`.
+    pub fn query_param(&self, name: &str) -> Option<String> {
+        super::util::parse_query(&self.query)
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// An uploaded release asset as the fake stored it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadedAsset {
+    pub id: i64,
+    /// The asset name (`?name=` or the part's file name).
+    pub name: String,
+    /// The file name of the multipart part, if any.
+    pub filename: Option<String>,
+    /// The part's `Content-Type` (or the request's, for a raw upload), if any.
+    pub content_type: Option<String>,
+    pub data: Vec<u8>,
+}
+
+// ---- the connection wrapper -------------------------------------------------------------------
+
+/// Per-connection control shared between the socket wrapper and the requests on it.
+#[derive(Debug, Default)]
+pub struct ConnCtl {
+    reset: AtomicBool,
+}
+
+/// axum connect-info giving a handler its connection's [`ConnCtl`].
+#[derive(Debug, Clone)]
+pub struct ConnHandle(Arc<ConnCtl>);
+
+/// A TCP stream that can be made to fail (and reset) on demand.
+pub struct FaultIo {
+    inner: TcpStream,
+    ctl: Arc<ConnCtl>,
+}
+
+impl FaultIo {
+    fn check(&self) -> io::Result<()> {
+        if self.ctl.reset.load(Ordering::SeqCst) {
+            // Zero linger: closing the socket sends RST instead of FIN.
+            let _ = self.inner.set_zero_linger();
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionReset,
+                "fault injected: connection reset",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl AsyncRead for FaultIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.check()?;
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for FaultIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.check()?;
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.check()?;
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.check()?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.check()?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+/// Accepts TCP connections as [`FaultIo`].
+pub struct FaultListener(TcpListener);
+
+impl Listener for FaultListener {
+    type Io = FaultIo;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (FaultIo, SocketAddr) {
+        loop {
+            match self.0.accept().await {
+                Ok((stream, addr)) => {
+                    let _ = stream.set_nodelay(true);
+                    return (
+                        FaultIo {
+                            inner: stream,
+                            ctl: Arc::default(),
+                        },
+                        addr,
+                    );
+                }
+                // Out of file descriptors and the like: back off and retry.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+}
+
+impl Connected<IncomingStream<'_, FaultListener>> for ConnHandle {
+    fn connect_info(stream: IncomingStream<'_, FaultListener>) -> ConnHandle {
+        ConnHandle(stream.io().ctl.clone())
+    }
+}
+
+// ---- the server -------------------------------------------------------------------------------
+
+/// What the running server and the test share.
+pub struct Shared {
+    state: Mutex<State>,
+    log: Mutex<Vec<RecordedRequest>>,
+    faults: Mutex<VecDeque<FaultRule>>,
+    spec: Option<Vec<u8>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking test thread must not hide the state from the others.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Clone)]
+struct AppState {
+    shared: Arc<Shared>,
+    shutdown: watch::Receiver<bool>,
+}
+
+struct Running {
+    shutdown: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+/// A stateful fake Gitea on 127.0.0.1. See the module documentation of `support`.
+pub struct FakeGitea {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    running: Mutex<Option<Running>>,
+}
+
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+impl FakeGitea {
+    /// Starts an empty fake on an ephemeral port (on the current tokio runtime).
+    pub async fn start() -> FakeGitea {
+        FakeGitea::launch(None).await
+    }
+
+    /// Like [`FakeGitea::start`]; `GET /swagger.v1.json` answers `spec`.
+    pub async fn start_with_spec(spec: impl Into<Vec<u8>>) -> FakeGitea {
+        FakeGitea::launch(Some(spec.into())).await
+    }
+
+    async fn launch(spec: Option<Vec<u8>>) -> FakeGitea {
+        let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::new(format!("http://{addr}"))),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(VecDeque::new()),
+            spec,
+        });
+        let fake = FakeGitea {
+            shared,
+            addr,
+            running: Mutex::new(None),
+        };
+        fake.serve(listener);
+        fake
+    }
+
+    fn serve(&self, listener: TcpListener) {
+        let (tx, rx) = watch::channel(false);
+        let app = Router::new().fallback(handle).with_state(AppState {
+            shared: self.shared.clone(),
+            shutdown: rx.clone(),
+        });
+        let mut signal = rx;
+        let server = axum::serve(
+            FaultListener(listener),
+            app.into_make_service_with_connect_info::<ConnHandle>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = signal.wait_for(|stop| *stop).await;
+        });
+        let task = tokio::spawn(async move {
+            let _ = server.await;
+        });
+        *lock(&self.running) = Some(Running { shutdown: tx, task });
+    }
+
+    /// `http://127.0.0.1:PORT` — the Gitea base URL (the API is under `/api/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/api/v1`.
+    pub fn api_url(&self) -> String {
+        format!("http://{}/api/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn is_running(&self) -> bool {
+        lock(&self.running).is_some()
+    }
+
+    /// Stops accepting, closes idle keep-alive connections, cuts pending `Delay`s short and
+    /// waits until every connection is closed. The state is kept. Idempotent.
+    pub async fn stop(&self) {
+        let running = lock(&self.running).take();
+        if let Some(r) = running {
+            let _ = r.shutdown.send(true);
+            let _ = r.task.await;
+        }
+    }
+
+    /// Stops (if running) and starts again on the same address, keeping all state, tokens,
+    /// recorded requests and queued faults.
+    pub async fn restart(&self) {
+        self.stop().await;
+        let mut attempt = 0;
+        let listener = loop {
+            match bind(self.addr) {
+                Ok(l) => break l,
+                Err(e) if attempt < 200 => {
+                    attempt += 1;
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(e) => panic!("cannot bind {} again: {e}", self.addr),
+            }
+        };
+        self.serve(listener);
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.shared.state)
+    }
+
+    // ---- tokens, users, organisations ------------------------------------------------------
+
+    /// Registers `token` for `user` (created as a non-admin user when unknown) with `scopes`
+    /// such as `write:repository`, `read:user` or `all`.
+    pub fn add_token(&self, token: &str, user: &str, scopes: &[&str]) {
+        let mut st = self.state();
+        let login = st.ensure_user(user, false, false);
+        let id = st.next_id("token");
+        let created = st.tick();
+        st.tokens.insert(
+            token.to_string(),
+            super::state::Token {
+                id,
+                name: format!("token-{id}"),
+                user: login,
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                created,
+            },
+        );
+    }
+
+    /// Creates a user (or makes an existing one admin when `admin`); returns its id.
+    pub fn seed_user(&self, login: &str, admin: bool) -> i64 {
+        let mut st = self.state();
+        let key = st.ensure_user(login, admin, false);
+        st.users[&key].id
+    }
+
+    /// Creates an organisation whose owners team holds `members` (created when unknown).
+    pub fn seed_org(&self, org: &str, members: &[&str]) -> i64 {
+        let mut st = self.state();
+        let keys: Vec<String> = members
+            .iter()
+            .map(|m| st.ensure_user(m, false, false))
+            .collect();
+        let key = st.ensure_user(org, false, true);
+        let o = st.users.get_mut(&key).expect("just created");
+        for k in keys {
+            if !o.members.contains(&k) {
+                o.members.push(k);
+            }
+        }
+        o.id
+    }
+
+    // ---- repositories ----------------------------------------------------------------------
+
+    /// A public repository with `main` holding a `README.md` (owner created when unknown).
+    pub fn seed_repo(&self, owner: &str, name: &str) -> i64 {
+        self.seed_repo_with(owner, name, RepoSeed::default())
+    }
+
+    /// A repository with explicit options; panics if it exists.
+    pub fn seed_repo_with(&self, owner: &str, name: &str, seed: RepoSeed) -> i64 {
+        let mut st = self.state();
+        if st.user(owner).is_none() {
+            st.ensure_user(owner, false, false);
+        }
+        let ri = st
+            .create_repo(owner, name, &seed)
+            .unwrap_or_else(|| panic!("repository {owner}/{name} exists already"));
+        st.repos[ri].id
+    }
+
+    fn repo_index(st: &State, owner: &str, repo: &str) -> usize {
+        st.repo_idx(owner, repo)
+            .unwrap_or_else(|| panic!("no repository {owner}/{repo}"))
+    }
+
+    /// Gives `user` write access to the repository.
+    pub fn add_collaborator(&self, owner: &str, repo: &str, user: &str) {
+        let mut st = self.state();
+        let login = st.ensure_user(user, false, false);
+        let ri = Self::repo_index(&st, owner, repo);
+        if !st.repos[ri].collaborators.contains(&login) {
+            st.repos[ri].collaborators.push(login);
+        }
+    }
+
+    /// Creates `branch` from `from` (the default branch when `None`).
+    pub fn seed_branch(&self, owner: &str, repo: &str, branch: &str, from: Option<&str>) {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let r = &mut st.repos[ri];
+        let from = from.map(str::to_string).unwrap_or(r.default_branch.clone());
+        let mut b = r
+            .branches
+            .get(&from)
+            .unwrap_or_else(|| panic!("no branch {from} in {owner}/{repo}"))
+            .clone();
+        b.name = branch.to_string();
+        r.branches.insert(branch.to_string(), b);
+    }
+
+    /// Commits `content` at `path` on `branch` (created from nothing in an empty repository).
+    /// Returns the commit SHA.
+    pub fn seed_file(
+        &self,
+        owner: &str,
+        repo: &str,
+        branch: &str,
+        path: &str,
+        content: &[u8],
+    ) -> String {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let author = st.repos[ri].owner.clone();
+        st.commit_files(
+            ri,
+            branch,
+            &author,
+            &format!("Add {path}"),
+            &[(path.to_string(), Some(content.to_vec()))],
+        )
+        .sha
+    }
+
+    /// The content of a file on a branch.
+    pub fn file(&self, owner: &str, repo: &str, branch: &str, path: &str) -> Option<Vec<u8>> {
+        let st = self.state();
+        let ri = st.repo_idx(owner, repo)?;
+        Some(
+            st.repos[ri]
+                .branches
+                .get(branch)?
+                .files
+                .get(path)?
+                .content
+                .clone(),
+        )
+    }
+
+    pub fn branch_exists(&self, owner: &str, repo: &str, branch: &str) -> bool {
+        let st = self.state();
+        st.repo_idx(owner, repo)
+            .is_some_and(|ri| st.repos[ri].branches.contains_key(branch))
+    }
+
+    pub fn repo_exists(&self, owner: &str, repo: &str) -> bool {
+        self.state().repo_idx(owner, repo).is_some()
+    }
+
+    // ---- issues, comments, labels, pulls, releases -----------------------------------------
+
+    /// Opens an issue by the repository owner; returns its index.
+    pub fn seed_issue(&self, owner: &str, repo: &str, title: &str) -> i64 {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let id = st.next_id("issue");
+        let now = st.tick();
+        let r = &mut st.repos[ri];
+        let index = r.next_index;
+        r.next_index += 1;
+        let poster = r.owner.to_ascii_lowercase();
+        r.issues.push(super::state::Issue {
+            id,
+            index,
+            title: title.to_string(),
+            body: String::new(),
+            open: true,
+            poster,
+            label_ids: Vec::new(),
+            assignees: Vec::new(),
+            comments: Vec::new(),
+            created: now,
+            updated: now,
+            closed_at: None,
+            due_date: None,
+            pull: None,
+        });
+        index
+    }
+
+    /// Opens `n` issues titled `Issue 1` … `Issue n`; returns their indexes.
+    pub fn seed_issues(&self, owner: &str, repo: &str, n: usize) -> Vec<i64> {
+        (1..=n)
+            .map(|i| self.seed_issue(owner, repo, &format!("Issue {i}")))
+            .collect()
+    }
+
+    /// Adds `n` comments `Comment 1` … `Comment n` by the owner to issue `index`.
+    pub fn seed_comments(&self, owner: &str, repo: &str, index: i64, n: usize) {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let poster = st.repos[ri].owner.to_ascii_lowercase();
+        for i in 1..=n {
+            let id = st.next_id("comment");
+            let now = st.tick();
+            let issue = st.repos[ri]
+                .issue_mut(index)
+                .unwrap_or_else(|| panic!("no issue #{index} in {owner}/{repo}"));
+            issue.comments.push(super::state::Comment {
+                id,
+                body: format!("Comment {i}"),
+                poster: poster.clone(),
+                created: now,
+                updated: now,
+            });
+            issue.updated = now;
+        }
+    }
+
+    /// Creates a repository label; returns its id.
+    pub fn seed_label(&self, owner: &str, repo: &str, name: &str, color: &str) -> i64 {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let id = st.next_id("label");
+        st.repos[ri].labels.push(super::state::Label {
+            id,
+            name: name.to_string(),
+            color: color.trim_start_matches('#').to_string(),
+            description: String::new(),
+            exclusive: false,
+            archived: false,
+        });
+        id
+    }
+
+    /// Opens a pull request from `head` into `base` by the owner; returns its index.
+    pub fn seed_pull(&self, owner: &str, repo: &str, head: &str, base: &str, title: &str) -> i64 {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let issue_id = st.next_id("issue");
+        let pull_id = st.next_id("pull");
+        let now = st.tick();
+        let r = &mut st.repos[ri];
+        let sha = |b: &str| {
+            r.branches
+                .get(b)
+                .map(|b| b.head.sha.clone())
+                .unwrap_or_else(|| panic!("no branch {b} in {owner}/{repo}"))
+        };
+        let (head_sha, base_sha) = (sha(head), sha(base));
+        let index = r.next_index;
+        r.next_index += 1;
+        let poster = r.owner.to_ascii_lowercase();
+        r.issues.push(super::state::Issue {
+            id: issue_id,
+            index,
+            title: title.to_string(),
+            body: String::new(),
+            open: true,
+            poster,
+            label_ids: Vec::new(),
+            assignees: Vec::new(),
+            comments: Vec::new(),
+            created: now,
+            updated: now,
+            closed_at: None,
+            due_date: None,
+            pull: Some(super::state::Pull {
+                id: pull_id,
+                head: head.to_string(),
+                base: base.to_string(),
+                head_sha,
+                base_sha,
+                merged: false,
+                merged_at: None,
+                merged_by: None,
+                merge_commit_sha: None,
+                reviews: Vec::new(),
+                requested_reviewers: Vec::new(),
+                allow_maintainer_edit: false,
+            }),
+        });
+        index
+    }
+
+    /// Publishes a release of `tag` on the default branch; returns its id.
+    pub fn seed_release(&self, owner: &str, repo: &str, tag: &str) -> i64 {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let id = st.next_id("release");
+        let now = st.tick();
+        let r = &mut st.repos[ri];
+        let author = r.owner.to_ascii_lowercase();
+        let target = r.default_branch.clone();
+        r.releases.push(super::state::Release {
+            id,
+            tag: tag.to_string(),
+            name: tag.to_string(),
+            body: String::new(),
+            draft: false,
+            prerelease: false,
+            target,
+            author,
+            created: now,
+            assets: Vec::new(),
+        });
+        id
+    }
+
+    /// `"open"` or `"closed"` for an issue or pull request.
+    pub fn issue_state(&self, owner: &str, repo: &str, index: i64) -> Option<String> {
+        let st = self.state();
+        let ri = st.repo_idx(owner, repo)?;
+        let issue = st.repos[ri].issue(index)?;
+        Some(if issue.open { "open" } else { "closed" }.to_string())
+    }
+
+    /// The label names of an issue or pull request.
+    pub fn issue_labels(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
+        let st = self.state();
+        let Some(ri) = st.repo_idx(owner, repo) else {
+            return Vec::new();
+        };
+        let r = &st.repos[ri];
+        r.issue(index)
+            .map(|i| {
+                i.label_ids
+                    .iter()
+                    .filter_map(|id| r.label_by_id(*id))
+                    .map(|l| l.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The comment bodies of an issue or pull request, oldest first.
+    pub fn comments(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
+        let st = self.state();
+        let Some(ri) = st.repo_idx(owner, repo) else {
+            return Vec::new();
+        };
+        st.repos[ri]
+            .issue(index)
+            .map(|i| i.comments.iter().map(|c| c.body.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether pull request `index` is merged (`None` when it does not exist).
+    pub fn pull_merged(&self, owner: &str, repo: &str, index: i64) -> Option<bool> {
+        let st = self.state();
+        let ri = st.repo_idx(owner, repo)?;
+        st.repos[ri].issue(index)?.pull.as_ref().map(|p| p.merged)
+    }
+
+    /// The review states (`APPROVED`, …) of pull request `index`, oldest first.
+    pub fn reviews(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
+        let st = self.state();
+        let Some(ri) = st.repo_idx(owner, repo) else {
+            return Vec::new();
+        };
+        st.repos[ri]
+            .issue(index)
+            .and_then(|i| i.pull.as_ref())
+            .map(|p| p.reviews.iter().map(|r| r.state.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The assets uploaded to a release.
+    pub fn release_assets(&self, owner: &str, repo: &str, release_id: i64) -> Vec<UploadedAsset> {
+        let st = self.state();
+        let Some(ri) = st.repo_idx(owner, repo) else {
+            return Vec::new();
+        };
+        st.repos[ri]
+            .releases
+            .iter()
+            .find(|r| r.id == release_id)
+            .map(|r| {
+                r.assets
+                    .iter()
+                    .map(|a| UploadedAsset {
+                        id: a.id,
+                        name: a.name.clone(),
+                        filename: a.filename.clone(),
+                        content_type: a.content_type.clone(),
+                        data: a.data.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    // ---- recording and faults --------------------------------------------------------------
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.log).clone()
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.shared.log).clear();
+    }
+
+    /// How many requests had this method and path (`/api/v1/version` or just `/version`).
+    pub fn count(&self, method: &str, path: &str) -> usize {
+        lock(&self.shared.log)
+            .iter()
+            .filter(|r| {
+                r.method.eq_ignore_ascii_case(method)
+                    && (r.path == path || r.path.strip_prefix("/api/v1") == Some(path))
+            })
+            .count()
+    }
+
+    /// Queues a fault (a bare [`Fault`] hits the next request, whatever it is). Rules are
+    /// consulted in the order they were queued; the first matching one is used.
+    pub fn inject(&self, rule: impl Into<FaultRule>) {
+        let rule = rule.into();
+        if rule.remaining > 0 {
+            lock(&self.shared.faults).push_back(rule);
+        }
+    }
+
+    /// How many faults are still queued (sum of the remaining counts).
+    pub fn pending_faults(&self) -> usize {
+        lock(&self.shared.faults).iter().map(|r| r.remaining).sum()
+    }
+
+    pub fn clear_faults(&self) {
+        lock(&self.shared.faults).clear();
+    }
+}
+
+impl Drop for FakeGitea {
+    fn drop(&mut self) {
+        if let Some(r) = lock(&self.running).take() {
+            let _ = r.shutdown.send(true);
+        }
+    }
+}
+
+impl std::fmt::Debug for FakeGitea {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeGitea")
+            .field("addr", &self.addr)
+            .field("running", &self.is_running())
+            .finish()
+    }
+}
+
+// ---- the handler ------------------------------------------------------------------------------
+
+fn into_response(reply: Reply) -> Response {
+    let mut resp = Response::new(Body::from(reply.body));
+    *resp.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+    for (k, v) in reply.headers {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&v),
+        ) {
+            resp.headers_mut().append(k, v);
+        }
+    }
+    resp
+}
+
+fn take_fault(shared: &Shared, method: &str, path: &str) -> Option<Fault> {
+    let mut faults = lock(&shared.faults);
+    let pos = faults.iter().position(|r| r.matches(method, path))?;
+    let rule = &mut faults[pos];
+    rule.remaining -= 1;
+    let fault = rule.fault.clone();
+    if rule.remaining == 0 {
+        faults.remove(pos);
+    }
+    Some(fault)
+}
+
+fn reason(status: u16) -> &'static str {
+    StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error")
+}
+
+async fn handle(AxumState(app): AxumState<AppState>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 256 * 1024 * 1024)
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    let method = parts.method.as_str().to_string();
+    let path = parts.uri.path().to_string();
+    let raw_query = parts.uri.query().unwrap_or("").to_string();
+    let conn = parts
+        .extensions
+        .get::<ConnectInfo<ConnHandle>>()
+        .map(|c| c.0.0.clone());
+    let fault = take_fault(&app.shared, &method, &path);
+    let slot = {
+        let mut log = lock(&app.shared.log);
+        log.push(RecordedRequest {
+            method: method.clone(),
+            path: path.clone(),
+            query: raw_query.clone(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_ascii_lowercase(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body: body.clone(),
+            token_user: None,
+            sudo: None,
+            acting_user: None,
+            status: None,
+            fault: fault.clone(),
+        });
+        log.len() - 1
+    };
+    let set_status = |status: Option<u16>, info: Option<super::api::AuthInfo>| {
+        let mut log = lock(&app.shared.log);
+        if let Some(r) = log.get_mut(slot) {
+            r.status = status;
+            if let Some(i) = info {
+                r.token_user = i.token_user;
+                r.sudo = i.sudo;
+                r.acting_user = i.acting_user;
+            }
+        }
+    };
+
+    let canned = match fault {
+        None => None,
+        Some(Fault::Delay(d)) => {
+            let mut stop = app.shutdown.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(d) => None,
+                _ = stop.wait_for(|s| *s) => {
+                    Some(Reply::error(503, "fake gitea: shutting down"))
+                }
+            }
+        }
+        Some(Fault::Status(code)) => Some(Reply::error(
+            code,
+            format!("fake gitea: injected {code} {}", reason(code)),
+        )),
+        Some(Fault::TooManyRequests { retry_after_secs }) => Some(
+            Reply::json(
+                429,
+                &json!({ "message": "rate limit exceeded", "url": DOCS_URL }),
+            )
+            .with_header("retry-after", retry_after_secs.to_string()),
+        ),
+        Some(Fault::MalformedJson) => {
+            let full = br#"{"id":1,"login":"truncated","full_name":"This JSON ends in the middle of a str"#;
+            Some(Reply::bytes(
+                200,
+                "application/json;charset=utf-8",
+                full.to_vec(),
+            ))
+        }
+        Some(Fault::ConnectionReset) => {
+            if let Some(ctl) = &conn {
+                ctl.reset.store(true, Ordering::SeqCst);
+            }
+            set_status(None, None);
+            // Never written: the flagged socket fails the first write and is reset.
+            return into_response(Reply::empty(500));
+        }
+    };
+    if let Some(reply) = canned {
+        set_status(Some(reply.status), None);
+        return into_response(reply);
+    }
+
+    let (reply, info) = {
+        let mut st = lock(&app.shared.state);
+        dispatch(
+            &mut st,
+            app.shared.spec.as_deref(),
+            &Incoming {
+                method: &method,
+                path: &path,
+                raw_query: &raw_query,
+                headers: &parts.headers,
+                body: &body,
+            },
+        )
+    };
+    set_status(Some(reply.status), Some(info));
+    into_response(reply)
+}

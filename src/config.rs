@@ -186,6 +186,15 @@ pub struct GlobalArgs {
         value_name = "deny|allow"
     )]
     pub raw_unknown_paths: Option<String>,
+
+    /// Audit log: a file (appended, hash-chained JSON lines) or - for stderr; unset = no audit log
+    #[arg(
+        long = "audit-log",
+        env = "AUDIT_LOG",
+        global = true,
+        value_name = "PATH|-"
+    )]
+    pub audit_log: Option<String>,
 }
 
 /// Validated configuration.
@@ -225,6 +234,8 @@ pub struct Config {
     pub raw_requests: bool,
     /// Raw requests may reach paths no catalog operation matches.
     pub raw_unknown_paths: bool,
+    /// Where audit records go (`-` = stderr), if anywhere.
+    pub audit_log: Option<String>,
 }
 
 /// Reads an environment variable, treating an empty value as unset.
@@ -360,6 +371,7 @@ impl Config {
             )?,
             raw_requests: flag(&args.raw_requests, "RAW_REQUESTS", "raw-requests", true)?,
             raw_unknown_paths,
+            audit_log: args.audit_log.clone().filter(|v| !v.trim().is_empty()),
         })
     }
 }

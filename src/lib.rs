@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod audit;
 pub mod catalog;
 pub mod config;
 pub mod exec;

@@ -1,5 +1,6 @@
 //! The command line: one function per subcommand, sharing [`GlobalArgs`].
 
+mod audit_cmd;
 mod call_cmd;
 mod catalog_cmd;
 mod find_cmd;
@@ -36,6 +37,9 @@ pub struct Cli {
 pub enum Command {
     /// List the catalog's actions, or write / check docs/actions.md
     Catalog(catalog_cmd::CatalogArgs),
+    /// Verify an audit log's hash chain
+    #[command(subcommand)]
+    Audit(audit_cmd::AuditCommand),
     /// Serve MCP over stdio (the default) or streamable HTTP (--http)
     Serve(serve_cmd::ServeArgs),
     /// Run an action (the execute tool, for scripts); prints the result JSON
@@ -105,13 +109,19 @@ pub fn init_tracing(cli: &Cli) {
 
 /// Runs the chosen subcommand.
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
+    let command = match cli.command {
+        // Needs no configuration: a log can be checked anywhere.
+        Some(Command::Audit(cmd)) => return audit_cmd::run(&cmd),
+        other => other,
+    };
     let config = Config::from_args(&cli.global)?;
-    match cli.command {
+    match command {
         Some(Command::Catalog(args)) => catalog_cmd::run(&config, &args).await,
         Some(Command::Call(args)) => call_cmd::run(&config, &args).await,
         Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
+        Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
         Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
         None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
     }

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::audit::AuditLog;
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::mcp::http::{self, HttpOptions};
@@ -63,7 +64,11 @@ pub async fn build(config: &Config, surface: Surface) -> anyhow::Result<Server> 
             "token scopes not readable; a 403 will be explained with the scope the route needs"
         ),
     }
-    Ok(Server::new(state, ctx, surface))
+    let audit = match &config.audit_log {
+        Some(target) => Some(AuditLog::open(target)?),
+        None => None,
+    };
+    Ok(Server::new(state, ctx, surface, audit))
 }
 
 impl ServeArgs {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::audit::{Facts, OutcomeKind};
 use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
 use crate::config::Config;
 use crate::gitea::{self, Body, GiteaClient, Request};
@@ -149,7 +150,9 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
     let index = env.catalog.index_of(&action.name).unwrap_or(usize::MAX);
     let allowed = match env.policy.check(index) {
         Ok(a) => a,
-        Err(reason) => return withheld(action.name.as_str(), &reason),
+        Err(reason) => {
+            return withheld(action.name.as_str(), &reason).about(Some(action.name.as_str()), None);
+        }
     };
     let args = match args::validate(env.validators, index, action, call.arguments) {
         Ok(a) => a,
@@ -157,12 +160,16 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
             return Outcome::refused(
                 problems.to_string(),
                 json!({"action": action.name.as_str(), "problems": problems.problems, "usage": problems.usage}),
-            );
+            )
+            .about(Some(action.name.as_str()), None);
         }
     };
     let req = match request::build(action, &args) {
         Ok(r) => r,
-        Err(e) => return Outcome::refused(e.to_string(), json!({"action": action.name.as_str()})),
+        Err(e) => {
+            return Outcome::refused(e.to_string(), json!({"action": action.name.as_str()}))
+                .about(Some(action.name.as_str()), None);
+        }
     };
     let digest = confirm::digest(action.name.as_str(), &Value::Object(args.as_map().clone()));
     let guard = Guard {
@@ -178,9 +185,11 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
         digest,
     };
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
-        return stop;
+        return stop.about(Some(action.name.as_str()), Some(&req));
     }
-    send(ctx, Some(action), args.as_map(), &req, allowed).await
+    send(ctx, Some(action), args.as_map(), &req, allowed)
+        .await
+        .about(Some(action.name.as_str()), Some(&req))
 }
 
 /// One raw request.
@@ -225,7 +234,10 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
     let (allowed, action) = match matched {
         Some((i, action)) => match env.policy.check(i) {
             Ok(a) => (a, Some(action)),
-            Err(reason) => return withheld(action.name.as_str(), &reason),
+            Err(reason) => {
+                return withheld(action.name.as_str(), &reason)
+                    .about(Some(action.name.as_str()), None);
+            }
         },
         None if !ctx.config.raw_unknown_paths => {
             return Outcome::refused(
@@ -296,10 +308,12 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         ),
     };
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
-        return stop;
+        return stop.about(Some(&name), Some(&req));
     }
     let args = Map::new();
-    send(ctx, action, &args, &req, allowed).await
+    send(ctx, action, &args, &req, allowed)
+        .await
+        .about(Some(&name), Some(&req))
 }
 
 /// What the guards need to know about a call.
@@ -331,6 +345,10 @@ fn gate(
             structured: json!({"action": g.name, "dry_run": true, "reason": why, "request": preview}),
             is_error: false,
             status: None,
+            facts: Facts {
+                kind: OutcomeKind::DryRun,
+                ..Facts::default()
+            },
         });
     }
     if g.destructive && ctx.config.confirm_destructive {
@@ -347,6 +365,10 @@ fn gate(
                     structured: json!({"action": g.name, "confirmation_required": true, "confirm": token, "expires_in_secs": ttl, "request": preview}),
                     is_error: false,
                     status: None,
+                    facts: Facts {
+                        kind: OutcomeKind::ConfirmationRequired,
+                        ..Facts::default()
+                    },
                 });
             }
             Some(token) => {
@@ -477,13 +499,15 @@ fn withheld(name: &str, reason: &WithheldReason) -> Outcome {
         structured["withheld"]["missing_scopes"] =
             json!(missing.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     }
-    Outcome::refused(
+    let mut out = Outcome::refused(
         format!(
             "{name} is withheld: {reason}. Who can change this: {}.",
             reason.who_can_change()
         ),
         structured,
-    )
+    );
+    out.facts.kind = OutcomeKind::Denied(reason.code().to_string());
+    out
 }
 
 fn unknown_action(env: Env<'_>, name: &str) -> Outcome {

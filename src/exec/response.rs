@@ -7,6 +7,7 @@
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
+use crate::audit::{Facts, OutcomeKind};
 use crate::catalog::{Action, ResponseKind};
 use crate::gitea::Response;
 
@@ -21,6 +22,8 @@ pub struct Outcome {
     pub is_error: bool,
     /// Gitea's HTTP status, when a request was sent.
     pub status: Option<u16>,
+    /// What the audit log records about the call.
+    pub facts: Facts,
 }
 
 impl Outcome {
@@ -36,7 +39,26 @@ impl Outcome {
             structured,
             is_error: true,
             status: None,
+            facts: Facts {
+                kind: OutcomeKind::Error,
+                ..Facts::default()
+            },
         }
+    }
+
+    /// Adds what the audit log needs: the action and the request (method, path).
+    pub fn about(
+        mut self,
+        action: Option<&str>,
+        request: Option<&crate::gitea::Request>,
+    ) -> Outcome {
+        if self.facts.action.is_none() {
+            self.facts.action = action.map(str::to_string);
+        }
+        if self.facts.request.is_none() {
+            self.facts.request = request.map(|r| (r.method.as_str().to_string(), r.path.clone()));
+        }
+        self
     }
 }
 
@@ -62,6 +84,23 @@ impl Limits {
 
 /// Shapes Gitea's answer to `action` (or to a raw request when `action` is `None`).
 pub fn shape(
+    action: Option<&Action>,
+    args: &Map<String, Value>,
+    resp: Response,
+    limits: Limits,
+) -> Outcome {
+    let status = resp.status;
+    let mut out = shape_answer(action, args, resp, limits);
+    out.facts.status = Some(status);
+    out.facts.kind = if out.is_error {
+        OutcomeKind::Error
+    } else {
+        OutcomeKind::Ok
+    };
+    out
+}
+
+fn shape_answer(
     action: Option<&Action>,
     args: &Map<String, Value>,
     resp: Response,
@@ -96,6 +135,7 @@ pub fn shape(
                     structured: Value::Object(structured),
                     is_error: true,
                     status: Some(status),
+                    facts: Facts::default(),
                 };
             }
             let b64 = base64::engine::general_purpose::STANDARD.encode(&resp.body);
@@ -140,6 +180,7 @@ pub fn shape(
                     structured: Value::Object(structured),
                     is_error: true,
                     status: Some(status),
+                    facts: Facts::default(),
                 };
             }
             let data: Value = match serde_json::from_slice(&resp.body) {
@@ -156,6 +197,7 @@ pub fn shape(
                         structured: Value::Object(structured),
                         is_error: true,
                         status: Some(status),
+                        facts: Facts::default(),
                     };
                 }
             };
@@ -178,6 +220,7 @@ pub fn shape(
         structured: Value::Object(structured),
         is_error: false,
         status: Some(status),
+        facts: Facts::default(),
     }
 }
 
@@ -387,6 +430,7 @@ fn gitea_error(
         structured: Value::Object(structured),
         is_error: true,
         status: Some(status),
+        facts: Facts::default(),
     }
 }
 

@@ -27,6 +27,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
 use crate::app::State;
+use crate::audit::{AuditLog, Entry, Facts, OutcomeKind};
 use crate::exec::{self, Call, Context};
 use crate::tools::{self, ToolOutput};
 
@@ -74,8 +75,24 @@ pub struct Shared {
     pub exec: Context,
     /// The offered surface.
     pub surface: Surface,
+    /// The audit log, if configured.
+    pub audit: Option<AuditLog>,
     tools: Vec<Tool>,
 }
+
+/// Who made a call and how it arrived (for the audit log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOrigin {
+    /// API-key label, Gitea user, or `local`.
+    pub actor: String,
+    /// `stdio`, `http` (MCP over HTTP) or `rest` (`POST /mcp/tool/call`).
+    pub transport: &'static str,
+}
+
+/// The authenticated caller of an HTTP request, put into the request's extensions by the
+/// gateway. Never holds a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor(pub String);
 
 /// The MCP server (cheap to clone: one `Arc`).
 #[derive(Debug, Clone)]
@@ -84,14 +101,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server over `state` and `exec`, offering `surface`.
-    pub fn new(state: State, exec: Context, surface: Surface) -> Server {
+    /// A server over `state` and `exec`, offering `surface`, recording calls in `audit`.
+    pub fn new(state: State, exec: Context, surface: Surface, audit: Option<AuditLog>) -> Server {
         let tools = tool_list(&state, &exec, surface);
         Server {
             shared: Arc::new(Shared {
                 state,
                 exec,
                 surface,
+                audit,
                 tools,
             }),
         }
@@ -107,8 +125,36 @@ impl Server {
         &self.shared.tools
     }
 
-    /// Calls a tool by name: the same code behind MCP `tools/call` and the HTTP gateway's
-    /// `POST /mcp/tool/call`. `None` when no such tool is offered.
+    /// Calls a tool and records the call in the audit log: the one entry point behind MCP
+    /// `tools/call` (stdio and HTTP) and the gateway's `POST /mcp/tool/call`. `None` when no
+    /// such tool is offered (also recorded).
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        origin: &CallOrigin,
+    ) -> Option<ToolOutput> {
+        let started = std::time::Instant::now();
+        let digest = crate::exec::confirm::digest(name, &arguments);
+        let out = self.call_tool_by_name(name, arguments).await;
+        if let Some(log) = &self.shared.audit {
+            let unknown = Facts {
+                kind: OutcomeKind::Denied("unknown_tool".into()),
+                ..Facts::default()
+            };
+            log.record(&Entry {
+                actor: &origin.actor,
+                transport: origin.transport,
+                tool: name,
+                args_digest: &digest,
+                facts: out.as_ref().map_or(&unknown, |o| &o.facts),
+                duration_ms: started.elapsed().as_millis() as u64,
+            });
+        }
+        out
+    }
+
+    /// Calls a tool by name without recording it. `None` when no such tool is offered.
     pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Option<ToolOutput> {
         let s = &self.shared;
         let dynamic = matches!(s.surface, Surface::Dynamic | Surface::Both);
@@ -312,13 +358,26 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let span = tracing::info_span!("tool_call", tool = %name);
         let _enter = span.enter();
-        let out = match self.call_tool_by_name(&name, args).await {
+        let origin = match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => CallOrigin {
+                actor: parts
+                    .extensions
+                    .get::<Actor>()
+                    .map_or_else(|| "anonymous".to_string(), |a| a.0.clone()),
+                transport: "http",
+            },
+            None => CallOrigin {
+                actor: "local".into(),
+                transport: "stdio",
+            },
+        };
+        let out = match self.call(&name, args, &origin).await {
             Some(out) => out,
             None => self.unknown_tool(&name),
         };

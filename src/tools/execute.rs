@@ -36,6 +36,7 @@ impl From<Outcome> for ToolOutput {
             text: o.text,
             structured: o.structured,
             is_error: o.is_error,
+            facts: o.facts,
         }
     }
 }

@@ -11,6 +11,8 @@ pub mod raw;
 
 use serde_json::Value;
 
+use crate::audit::{Facts, OutcomeKind};
+
 /// What a tool call answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
@@ -20,6 +22,8 @@ pub struct ToolOutput {
     pub structured: Value,
     /// True when the call failed in a way the model should read and fix.
     pub is_error: bool,
+    /// What the audit log records about the call.
+    pub facts: Facts,
 }
 
 impl ToolOutput {
@@ -29,6 +33,7 @@ impl ToolOutput {
             text,
             structured,
             is_error: false,
+            facts: Facts::default(),
         }
     }
 
@@ -44,6 +49,10 @@ impl ToolOutput {
             text: message,
             structured,
             is_error: true,
+            facts: Facts {
+                kind: OutcomeKind::Error,
+                ..Facts::default()
+            },
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod exec;
 pub mod gitea;
 pub mod mcp;
+pub mod metrics;
 pub mod policy;
 pub mod search;
 pub mod spec;

@@ -49,6 +49,11 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
+    /// The outcome's label in audit records and metrics.
+    pub fn label(&self) -> &str {
+        self.as_str()
+    }
+
     fn as_str(&self) -> &str {
         match self {
             OutcomeKind::Ok => "ok",

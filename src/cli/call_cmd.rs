@@ -51,7 +51,11 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
         "aegis-gitea-mcp-confirmations-{}",
         &aegis_gitea_mcp::spec::sha256_hex(key_material.as_bytes())[..16]
     ));
-    ctx.confirmations = Confirmations::persistent(ctx.config.confirm_ttl, &key_material, used_file);
+    ctx.confirmations = std::sync::Arc::new(Confirmations::persistent(
+        ctx.config.confirm_ttl,
+        &key_material,
+        used_file,
+    ));
     let loaded = app::load_spec(config, &ctx.client).await?;
     let mut state = State::new(&loaded.spec, config)?;
     if let Some(scopes) = ctx.token_scopes().await {

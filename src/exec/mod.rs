@@ -12,6 +12,7 @@ pub mod raw;
 pub mod request;
 pub mod response;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -79,19 +80,41 @@ pub struct Context {
     pub client: GiteaClient,
     /// The settings.
     pub config: ExecConfig,
-    /// Outstanding confirmation tokens.
-    pub confirmations: Confirmations,
+    /// Outstanding confirmation tokens (shared by every caller's context).
+    pub confirmations: Arc<Confirmations>,
+    /// Who calls (pass-through mode): confirmation tokens are bound to them.
+    pub principal: Option<String>,
 }
 
 impl Context {
+    /// The same executor acting for one caller with their own Gitea token (pass-through mode).
+    /// Cheap: the HTTP client and the confirmation store are shared.
+    pub fn for_caller(&self, principal: &str, token: Option<crate::config::Secret>) -> Context {
+        Context {
+            client: self.client.with_token(token),
+            config: self.config.clone(),
+            confirmations: Arc::clone(&self.confirmations),
+            principal: Some(principal.to_string()),
+        }
+    }
+
+    /// Binds a digest to the caller, so one caller cannot redeem another's confirmation.
+    fn bind(&self, digest: String) -> String {
+        match &self.principal {
+            Some(p) => crate::spec::sha256_hex(format!("{p}\n{digest}").as_bytes()),
+            None => digest,
+        }
+    }
+
     /// Builds the executor.
     pub fn new(config: &Config, exec: ExecConfig) -> Result<Context, Error> {
         let client = GiteaClient::new(config)?;
-        let confirmations = Confirmations::new(exec.confirm_ttl);
+        let confirmations = Arc::new(Confirmations::new(exec.confirm_ttl));
         Ok(Context {
             client,
             config: exec,
             confirmations,
+            principal: None,
         })
     }
 
@@ -171,7 +194,10 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
                 .about(Some(action.name.as_str()), None);
         }
     };
-    let digest = confirm::digest(action.name.as_str(), &Value::Object(args.as_map().clone()));
+    let digest = ctx.bind(confirm::digest(
+        action.name.as_str(),
+        &Value::Object(args.as_map().clone()),
+    ));
     let guard = Guard {
         name: action.name.as_str(),
         read_only: action.annotations.read_only,
@@ -302,10 +328,10 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         scopes: action
             .map(|a| a.scopes.scopes().iter().map(|s| s.to_string()).collect())
             .unwrap_or_default(),
-        digest: confirm::digest(
+        digest: ctx.bind(confirm::digest(
             "gitea_api_request",
             &json!({"method": method.as_str(), "path": path, "query": call.query, "body": call.body}),
-        ),
+        )),
     };
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
         return stop.about(Some(&name), Some(&req));

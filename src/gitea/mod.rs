@@ -243,6 +243,7 @@ impl GiteaClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let started = std::time::Instant::now();
             let outcome = {
                 // The permit is held for one attempt, not across backoff sleeps.
                 let _permit = self
@@ -252,6 +253,7 @@ impl GiteaClient {
                     .map_err(|_| Error::Setup("client closed".into()))?;
                 self.send_once(req, &url, limit).await
             };
+            crate::metrics::global().upstream(started.elapsed());
             let wait = match &outcome {
                 Ok(resp) if matches!(resp.status, 429 | 502 | 503 | 504) => {
                     retry_after(resp).unwrap_or_else(|| backoff(attempt))

@@ -28,7 +28,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::State;
 use crate::audit::{AuditLog, Entry, Facts, OutcomeKind};
-use crate::exec::{self, Call, Context};
+use crate::config::Secret;
+use crate::exec::{Call, Context};
 use crate::tools::{self, ToolOutput};
 
 /// Which tools the server offers.
@@ -80,14 +81,32 @@ pub struct Shared {
     tools: Vec<Tool>,
 }
 
-/// Who made a call and how it arrived (for the audit log).
+/// Who made a call and how it arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallOrigin {
     /// API-key label, Gitea user, or `local`.
     pub actor: String,
     /// `stdio`, `http` (MCP over HTTP) or `rest` (`POST /mcp/tool/call`).
     pub transport: &'static str,
+    /// The caller's own Gitea token (pass-through mode); `None` uses the server's.
+    pub token: Option<Secret>,
 }
+
+impl CallOrigin {
+    /// A local caller (stdio, CLI) using the server's token.
+    pub fn local(transport: &'static str) -> CallOrigin {
+        CallOrigin {
+            actor: "local".into(),
+            transport,
+            token: None,
+        }
+    }
+}
+
+/// The caller's Gitea token, put into the request's extensions by the gateway in pass-through
+/// mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GiteaToken(pub Secret);
 
 /// The authenticated caller of an HTTP request, put into the request's extensions by the
 /// gateway. Never holds a secret.
@@ -136,7 +155,20 @@ impl Server {
     ) -> Option<ToolOutput> {
         let started = std::time::Instant::now();
         let digest = crate::exec::confirm::digest(name, &arguments);
-        let out = self.call_tool_by_name(name, arguments).await;
+        let out = match &origin.token {
+            Some(token) => {
+                let exec = self
+                    .shared
+                    .exec
+                    .for_caller(&origin.actor, Some(token.clone()));
+                self.dispatch(name, arguments, &exec).await
+            }
+            None => self.dispatch(name, arguments, &self.shared.exec).await,
+        };
+        let outcome = out
+            .as_ref()
+            .map_or("unknown_tool", |o| o.facts.kind.label());
+        crate::metrics::global().tool_call(name, outcome);
         if let Some(log) = &self.shared.audit {
             let unknown = Facts {
                 kind: OutcomeKind::Denied("unknown_tool".into()),
@@ -154,18 +186,23 @@ impl Server {
         out
     }
 
-    /// Calls a tool by name without recording it. `None` when no such tool is offered.
+    /// Calls a tool by name with the server's token, without recording it. `None` when no such
+    /// tool is offered.
     pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Option<ToolOutput> {
+        self.dispatch(name, arguments, &self.shared.exec).await
+    }
+
+    async fn dispatch(&self, name: &str, arguments: Value, exec: &Context) -> Option<ToolOutput> {
         let s = &self.shared;
         let dynamic = matches!(s.surface, Surface::Dynamic | Surface::Both);
         let individual = matches!(s.surface, Surface::Individual | Surface::Both);
         Some(match name {
             tools::find::NAME if dynamic => tools::find::run(&s.state, &arguments),
             tools::execute::NAME if dynamic => {
-                tools::execute::run(&s.state, &s.exec, &arguments).await
+                tools::execute::run(&s.state, exec, &arguments).await
             }
             tools::raw::NAME if dynamic && s.exec.config.raw_requests => {
-                tools::raw::run(&s.state, &s.exec, &arguments).await
+                tools::raw::run(&s.state, exec, &arguments).await
             }
             _ if individual && s.tools.iter().any(|t| t.name == name) => {
                 let null = Value::Null;
@@ -183,7 +220,9 @@ impl Server {
                     dry_run,
                     confirm: confirm.as_deref(),
                 };
-                exec::call(s.state.exec_env(), &s.exec, &call).await.into()
+                crate::exec::call(s.state.exec_env(), exec, &call)
+                    .await
+                    .into()
             }
             _ => return None,
         })
@@ -371,11 +410,9 @@ impl ServerHandler for Server {
                     .get::<Actor>()
                     .map_or_else(|| "anonymous".to_string(), |a| a.0.clone()),
                 transport: "http",
+                token: parts.extensions.get::<GiteaToken>().map(|t| t.0.clone()),
             },
-            None => CallOrigin {
-                actor: "local".into(),
-                transport: "stdio",
-            },
+            None => CallOrigin::local("stdio"),
         };
         let out = match self.call(&name, args, &origin).await {
             Some(out) => out,

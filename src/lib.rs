@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod config;
 pub mod exec;
 pub mod gitea;
+pub mod http;
 pub mod mcp;
 pub mod metrics;
 pub mod policy;

@@ -1,5 +1,6 @@
 //! The command line: one function per subcommand, sharing [`GlobalArgs`].
 
+mod api_key_cmd;
 mod audit_cmd;
 mod call_cmd;
 mod catalog_cmd;
@@ -37,6 +38,9 @@ pub struct Cli {
 pub enum Command {
     /// List the catalog's actions, or write / check docs/actions.md
     Catalog(catalog_cmd::CatalogArgs),
+    /// Make API_KEYS_FILE lines
+    #[command(subcommand, name = "api-key")]
+    ApiKey(api_key_cmd::ApiKeyCommand),
     /// Verify an audit log's hash chain
     #[command(subcommand)]
     Audit(audit_cmd::AuditCommand),
@@ -112,6 +116,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let command = match cli.command {
         // Needs no configuration: a log can be checked anywhere.
         Some(Command::Audit(cmd)) => return audit_cmd::run(&cmd),
+        Some(Command::ApiKey(cmd)) => return api_key_cmd::run(&cmd),
         other => other,
     };
     let config = Config::from_args(&cli.global)?;
@@ -122,6 +127,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
         Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
+        Some(Command::ApiKey(cmd)) => api_key_cmd::run(&cmd),
         Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
         None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
     }

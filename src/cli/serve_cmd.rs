@@ -7,6 +7,7 @@ use aegis_gitea_mcp::app::{self, State};
 use aegis_gitea_mcp::audit::AuditLog;
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
+use aegis_gitea_mcp::http::{ApiKeys, AuthMode, GatewayConfig};
 use aegis_gitea_mcp::mcp::http::{self, HttpOptions};
 use aegis_gitea_mcp::mcp::{self, Server, Surface};
 
@@ -43,6 +44,63 @@ pub struct ServeArgs {
     /// Comma-separated browser origins accepted over HTTP (scheme://host:port)
     #[arg(long = "allowed-origins", env = "ALLOWED_ORIGINS", value_name = "LIST")]
     allowed_origins: Option<String>,
+    /// How HTTP clients authenticate: none (loopback only), api-key or gitea-token [default: none]
+    #[arg(long = "auth-mode", env = "AUTH_MODE", value_name = "MODE")]
+    auth_mode: Option<String>,
+    /// API keys (sha256 hashes, one per line with an optional label) for AUTH_MODE=api-key
+    #[arg(long = "api-keys-file", env = "API_KEYS_FILE", value_name = "PATH")]
+    api_keys_file: Option<std::path::PathBuf>,
+    /// Accept ?api_key= (query strings end up in logs) [default: false]
+    #[arg(
+        long = "allow-query-api-key",
+        env = "ALLOW_QUERY_API_KEY",
+        value_name = "BOOL"
+    )]
+    allow_query_api_key: Option<String>,
+    /// GET /mcp/tools without authentication [default: true]
+    #[arg(
+        long = "public-tool-list",
+        env = "PUBLIC_TOOL_LIST",
+        value_name = "BOOL"
+    )]
+    public_tool_list: Option<String>,
+    /// Requests per minute from one address [default: 600]
+    #[arg(
+        long = "rate-limit-per-ip",
+        env = "RATE_LIMIT_PER_IP",
+        value_name = "N"
+    )]
+    rate_limit_per_ip: Option<String>,
+    /// Requests per minute with one credential [default: 600]
+    #[arg(
+        long = "rate-limit-per-credential",
+        env = "RATE_LIMIT_PER_CREDENTIAL",
+        value_name = "N"
+    )]
+    rate_limit_per_credential: Option<String>,
+    /// Failed authentications per minute from one address before it is throttled [default: 10]
+    #[arg(
+        long = "auth-failures-per-minute",
+        env = "AUTH_FAILURES_PER_MINUTE",
+        value_name = "N"
+    )]
+    auth_failures_per_minute: Option<String>,
+    /// Largest HTTP request body in bytes [default: 1048576]
+    #[arg(long = "max-body-bytes", env = "MAX_BODY_BYTES", value_name = "BYTES")]
+    max_body_bytes: Option<String>,
+    /// Seconds for an HTTP answer to start [default: 120]
+    #[arg(
+        long = "request-timeout",
+        env = "REQUEST_TIMEOUT_SECS",
+        value_name = "SECS"
+    )]
+    request_timeout: Option<String>,
+    /// Most MCP sessions at once [default: 256]
+    #[arg(long = "max-sessions", env = "MAX_SESSIONS", value_name = "N")]
+    max_sessions: Option<String>,
+    /// Comma-separated addresses of reverse proxies whose X-Forwarded-For is believed
+    #[arg(long = "trusted-proxies", env = "TRUSTED_PROXIES", value_name = "LIST")]
+    trusted_proxies: Option<String>,
 }
 
 /// Builds the server: document → catalog → policy (with the token's scopes) → index.
@@ -80,9 +138,106 @@ impl ServeArgs {
             listen: "127.0.0.1:8080".into(),
             stateless: false,
             surface: env("SURFACE").unwrap_or_else(|| "dynamic".into()),
-            allowed_hosts: None,
-            allowed_origins: None,
+            ..ServeArgs::default()
         }
+    }
+
+    /// The gateway's settings, checked; errors name the variable.
+    fn gateway(&self, listen: SocketAddr) -> Result<GatewayConfig, UsageError> {
+        let mut g = GatewayConfig::new(listen);
+        let num = |v: &Option<String>,
+                   var: &str,
+                   default: u64,
+                   min: u64,
+                   max: u64|
+         -> Result<u64, UsageError> {
+            match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                None => Ok(default),
+                Some(v) => v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| (min..=max).contains(n))
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "{var}: expected a whole number from {min} to {max}, got {v:?}"
+                        ))
+                    }),
+            }
+        };
+        let flag = |v: &Option<String>, var: &str, default: bool| -> Result<bool, UsageError> {
+            match v.as_deref() {
+                None => Ok(default),
+                Some(v) => aegis_gitea_mcp::config::parse_bool(v)
+                    .ok_or_else(|| UsageError(format!("{var}: expected true or false, got {v:?}"))),
+            }
+        };
+        g.auth_mode = match &self.auth_mode {
+            Some(m) => m.parse().map_err(UsageError)?,
+            None => AuthMode::None,
+        };
+        if let Some(path) = &self.api_keys_file {
+            g.api_keys = Some(ApiKeys::load(path).map_err(UsageError)?);
+        }
+        g.allow_query_api_key = flag(&self.allow_query_api_key, "ALLOW_QUERY_API_KEY", false)?;
+        g.public_tool_list = flag(&self.public_tool_list, "PUBLIC_TOOL_LIST", true)?;
+        g.rate_per_ip = num(
+            &self.rate_limit_per_ip,
+            "RATE_LIMIT_PER_IP",
+            600,
+            1,
+            1_000_000,
+        )? as u32;
+        g.rate_per_credential = num(
+            &self.rate_limit_per_credential,
+            "RATE_LIMIT_PER_CREDENTIAL",
+            600,
+            1,
+            1_000_000,
+        )? as u32;
+        g.auth_failures_per_minute = num(
+            &self.auth_failures_per_minute,
+            "AUTH_FAILURES_PER_MINUTE",
+            10,
+            1,
+            100_000,
+        )? as u32;
+        g.max_body_bytes = num(
+            &self.max_body_bytes,
+            "MAX_BODY_BYTES",
+            1 << 20,
+            1024,
+            1 << 30,
+        )? as usize;
+        g.request_timeout = Duration::from_secs(num(
+            &self.request_timeout,
+            "REQUEST_TIMEOUT_SECS",
+            120,
+            1,
+            3600,
+        )?);
+        g.max_sessions = num(&self.max_sessions, "MAX_SESSIONS", 256, 1, 100_000)? as usize;
+        if let Some(list) = list(&self.trusted_proxies) {
+            g.trusted_proxies = list
+                .iter()
+                .map(|p| {
+                    p.parse().map_err(|_| {
+                        UsageError(format!("TRUSTED_PROXIES: {p:?} is not an IP address"))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        g.http = HttpOptions {
+            stateless: self.stateless,
+            max_body_bytes: g.max_body_bytes,
+            ..HttpOptions::default()
+        };
+        if let Some(hosts) = list(&self.allowed_hosts) {
+            g.http.allowed_hosts = hosts;
+        }
+        if let Some(origins) = list(&self.allowed_origins) {
+            g.http.allowed_origins = origins;
+        }
+        Ok(g)
     }
 }
 
@@ -108,21 +263,19 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
     } else {
         SocketAddr::from(([127, 0, 0, 1], 0))
     };
+    // Check the gateway's settings before the (slower) catalog build.
+    let gateway = if args.http {
+        Some(args.gateway(addr)?)
+    } else {
+        None
+    };
     let server = build(config, surface).await?;
-    if !args.http {
+    let Some(gateway) = gateway else {
         mcp::serve_stdio(server).await?;
         return Ok(Exit::Ok);
-    }
-    let mut opts = HttpOptions {
-        stateless: args.stateless,
-        ..HttpOptions::default()
     };
-    if let Some(hosts) = list(&args.allowed_hosts) {
-        opts.allowed_hosts = hosts;
-    }
-    if let Some(origins) = list(&args.allowed_origins) {
-        opts.allowed_origins = origins;
-    }
-    http::serve(http::router(server, &opts), addr).await?;
+    let router =
+        aegis_gitea_mcp::http::router(server, gateway).map_err(|e| UsageError(e.to_string()))?;
+    http::serve(router, addr).await?;
     Ok(Exit::Ok)
 }

@@ -39,8 +39,9 @@ impl Default for HttpOptions {
     }
 }
 
-/// The router with the MCP endpoint at `/mcp`.
-pub fn router(server: Server, opts: &HttpOptions) -> Router {
+/// The router with the MCP endpoint at `/mcp`, and the session manager when sessions are on
+/// (the gateway caps their number).
+pub fn router(server: Server, opts: &HttpOptions) -> (Router, Option<Arc<LocalSessionManager>>) {
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(opts.allowed_hosts.clone())
         .with_max_request_body_bytes(opts.max_body_bytes);
@@ -56,14 +57,12 @@ pub fn router(server: Server, opts: &HttpOptions) -> Router {
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        Router::new().nest_service("/mcp", service)
+        (Router::new().nest_service("/mcp", service), None)
     } else {
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        Router::new().nest_service("/mcp", service)
+        let sessions = Arc::new(LocalSessionManager::default());
+        let service =
+            StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
+        (Router::new().nest_service("/mcp", service), Some(sessions))
     }
 }
 

@@ -1,0 +1,641 @@
+//! The HTTP gateway: AegisGitea MCP as a shared service.
+//!
+//! Endpoints beside `/mcp` (streamable HTTP MCP): `GET /` (name, version), `GET /health`
+//! (Gitea reachable? cached), `GET /mcp/tools`, `POST /mcp/tool/call`, `GET /metrics`
+//! (Prometheus; authenticated or loopback), `GET /openapi.json`.
+//!
+//! One middleware ([`guard`]) applies, in order: header size cap, `Host`/`Origin` checks
+//! (DNS rebinding), client address (honouring `X-Forwarded-For` only from trusted proxies),
+//! per-address rate limit, authentication (API key, Gitea-token pass-through, or none on
+//! loopback) with stricter throttling of failures, per-credential rate limit, session cap, and a
+//! time limit for the answer to start. Errors are small JSON bodies that reveal nothing else.
+
+pub mod auth;
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::{Value, json};
+use tokio::sync::Mutex as AsyncMutex;
+
+use crate::config::Secret;
+use crate::mcp::http::HttpOptions;
+use crate::mcp::{Actor, CallOrigin, GiteaToken, Server};
+pub use auth::{ApiKeys, AuthMode};
+use auth::{Presented, TokenCache, TokenCheck};
+
+/// The gateway's settings.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// Where the server listens (AUTH_MODE=none is refused unless this is loopback).
+    pub listen: SocketAddr,
+    /// How clients authenticate.
+    pub auth_mode: AuthMode,
+    /// Keys for `AuthMode::ApiKey`.
+    pub api_keys: Option<ApiKeys>,
+    /// Accept `?api_key=` (off by default: query strings end up in logs).
+    pub allow_query_api_key: bool,
+    /// `GET /mcp/tools` without authentication.
+    pub public_tool_list: bool,
+    /// Requests per minute from one address.
+    pub rate_per_ip: u32,
+    /// Requests per minute with one credential.
+    pub rate_per_credential: u32,
+    /// Failed authentications per minute from one address before it is throttled.
+    pub auth_failures_per_minute: u32,
+    /// Largest request body.
+    pub max_body_bytes: usize,
+    /// Largest total size of the request headers.
+    pub max_header_bytes: usize,
+    /// Time for an answer to start.
+    pub request_timeout: Duration,
+    /// Most MCP sessions at once.
+    pub max_sessions: usize,
+    /// Reverse proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<IpAddr>,
+    /// How long a `/health` answer is reused.
+    pub health_ttl: Duration,
+    /// MCP transport options (sessions, allowed hosts and origins).
+    pub http: HttpOptions,
+}
+
+impl GatewayConfig {
+    /// Defaults for `listen`.
+    pub fn new(listen: SocketAddr) -> GatewayConfig {
+        GatewayConfig {
+            listen,
+            auth_mode: AuthMode::None,
+            api_keys: None,
+            allow_query_api_key: false,
+            public_tool_list: true,
+            rate_per_ip: 600,
+            rate_per_credential: 600,
+            auth_failures_per_minute: 10,
+            max_body_bytes: 1 << 20,
+            max_header_bytes: 16 * 1024,
+            request_timeout: Duration::from_secs(120),
+            max_sessions: 256,
+            trusted_proxies: Vec::new(),
+            health_ttl: Duration::from_secs(5),
+            http: HttpOptions::default(),
+        }
+    }
+}
+
+/// Errors building the gateway.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Error(pub String);
+
+struct Gateway {
+    server: Server,
+    cfg: GatewayConfig,
+    per_ip: DefaultKeyedRateLimiter<IpAddr>,
+    per_credential: DefaultKeyedRateLimiter<String>,
+    auth_failures: DefaultKeyedRateLimiter<IpAddr>,
+    tokens: TokenCache,
+    health: AsyncMutex<Option<(Instant, u16, Value)>>,
+    sessions: Option<Arc<LocalSessionManager>>,
+    requests: AtomicU64,
+}
+
+fn quota(per_minute: u32) -> Quota {
+    let n = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+    Quota::per_minute(n).allow_burst(n)
+}
+
+/// Builds the gateway router around `server`.
+pub fn router(server: Server, cfg: GatewayConfig) -> Result<Router, Error> {
+    match cfg.auth_mode {
+        AuthMode::None if !cfg.listen.ip().is_loopback() => {
+            return Err(Error(format!(
+                "AUTH_MODE=none is only allowed on a loopback address, not {}: set AUTH_MODE=api-key (with API_KEYS_FILE) or gitea-token, or listen on 127.0.0.1",
+                cfg.listen
+            )));
+        }
+        AuthMode::ApiKey if cfg.api_keys.as_ref().is_none_or(ApiKeys::is_empty) => {
+            return Err(Error(
+                "AUTH_MODE=api-key needs API_KEYS_FILE with at least one key".into(),
+            ));
+        }
+        _ => {}
+    }
+    let (mcp, sessions) = crate::mcp::http::router(server.clone(), &cfg.http);
+    let gateway = Arc::new(Gateway {
+        per_ip: RateLimiter::keyed(quota(cfg.rate_per_ip)),
+        per_credential: RateLimiter::keyed(quota(cfg.rate_per_credential)),
+        auth_failures: RateLimiter::keyed(quota(cfg.auth_failures_per_minute)),
+        tokens: TokenCache::new(Duration::from_secs(60)),
+        health: AsyncMutex::new(None),
+        sessions,
+        requests: AtomicU64::new(0),
+        server,
+        cfg,
+    });
+    let api = Router::new()
+        .route("/", get(root))
+        .route("/health", get(health))
+        .route("/mcp/tools", get(tools_list))
+        .route(
+            "/mcp/tool/call",
+            post(tool_call).layer(DefaultBodyLimit::max(gateway.cfg.max_body_bytes)),
+        )
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+        .with_state(gateway.clone());
+    Ok(api
+        .merge(mcp)
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(gateway, guard)))
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": message}))).into_response()
+}
+
+fn too_many(retry_after: Duration, what: &str) -> Response {
+    let secs = retry_after.as_secs().max(1);
+    let mut r = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("rate limit exceeded ({what}); retry after {secs} s"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+fn unauthorized(mode: AuthMode) -> Response {
+    let mut r = error(StatusCode::UNAUTHORIZED, "authentication required");
+    let challenge = match mode {
+        AuthMode::GiteaToken => "Bearer realm=\"aegis-gitea-mcp\", charset=\"UTF-8\"",
+        _ => "Bearer realm=\"aegis-gitea-mcp\"",
+    };
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    r
+}
+
+/// The route template for metrics (never the raw path: it may carry names).
+fn route_of(path: &str) -> &'static str {
+    match path {
+        "/" => "/",
+        "/health" => "/health",
+        "/mcp/tools" => "/mcp/tools",
+        "/mcp/tool/call" => "/mcp/tool/call",
+        "/metrics" => "/metrics",
+        "/openapi.json" => "/openapi.json",
+        p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
+        _ => "other",
+    }
+}
+
+/// True when the `Host` header names an allowed host (an entry without a port allows any port).
+fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let host = host.trim().to_ascii_lowercase();
+    let (name, _port) = split_host_port(&host);
+    allowed.iter().any(|a| {
+        let a = a.trim().to_ascii_lowercase();
+        a == host || a == name || (a.starts_with('[') && a.trim_matches(['[', ']']) == name)
+    })
+}
+
+fn split_host_port(host: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = host.strip_prefix('[') {
+        // [::1]:8080
+        return match rest.split_once(']') {
+            Some((name, tail)) => (name, tail.strip_prefix(':')),
+            None => (host, None),
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (name, Some(port))
+        }
+        _ => (host, None),
+    }
+}
+
+fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    if allowed.is_empty() {
+        return true;
+    }
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    allowed.iter().any(|a| {
+        let a = a.trim().trim_end_matches('/').to_ascii_lowercase();
+        a == origin
+            || a.strip_suffix(":*")
+                .is_some_and(|base| origin == base || origin.starts_with(&format!("{base}:")))
+    })
+}
+
+/// The client's address: the peer, or — when the peer is a trusted proxy — the last address in
+/// `X-Forwarded-For` that is not a trusted proxy.
+fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let Some(xff) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) else {
+        return peer;
+    };
+    xff.split(',')
+        .rev()
+        .filter_map(|s| s.trim().parse::<IpAddr>().ok())
+        .find(|ip| !trusted.contains(ip))
+        .unwrap_or(peer)
+}
+
+async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_of(req.uri().path());
+    let facts = {
+        let headers = req.headers();
+        let peer = req
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip())
+            .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+        Facts {
+            header_bytes: headers
+                .iter()
+                .map(|(k, v)| k.as_str().len() + v.len() + 4)
+                .sum(),
+            host_ok: host_allowed(headers, &g.cfg.http.allowed_hosts),
+            origin_ok: origin_allowed(headers, &g.cfg.http.allowed_origins),
+            peer,
+            ip: client_ip(peer, headers, &g.cfg.trusted_proxies),
+            presented: auth::presented(
+                headers,
+                req.uri().query(),
+                g.cfg.allow_query_api_key && g.cfg.auth_mode == AuthMode::ApiKey,
+                g.cfg.auth_mode == AuthMode::GiteaToken,
+            ),
+            opens_session: req.method() == Method::POST
+                && req.uri().path() == "/mcp"
+                && !headers.contains_key("mcp-session-id"),
+        }
+    };
+    let response = match guarded(&g, facts, route).await {
+        Ok((actor, token)) => {
+            req.extensions_mut().insert(actor);
+            if let Some(t) = token {
+                req.extensions_mut().insert(t);
+            }
+            Ok(())
+        }
+        Err(r) => Err(r),
+    };
+    let response = match response {
+        Ok(()) => match tokio::time::timeout(g.cfg.request_timeout, next.run(req)).await {
+            Ok(r) => r,
+            Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the request took too long"),
+        },
+        Err(r) => r,
+    };
+    crate::metrics::global().http_request(route, response.status().as_u16());
+    tracing::debug!(
+        route,
+        status = response.status().as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        "http request"
+    );
+    response
+}
+
+/// What the checks need from a request, copied so no borrow of the request (whose body is not
+/// `Sync`) lives across an await.
+struct Facts {
+    header_bytes: usize,
+    host_ok: bool,
+    origin_ok: bool,
+    peer: IpAddr,
+    ip: IpAddr,
+    presented: Presented,
+    opens_session: bool,
+}
+
+/// The checks before a request reaches its handler; `Err` is the answer that stops it. On
+/// success the caller's [`Actor`] (and, in pass-through mode, [`GiteaToken`]) are returned for
+/// the request's extensions.
+async fn guarded(
+    g: &Gateway,
+    facts: Facts,
+    route: &'static str,
+) -> Result<(Actor, Option<GiteaToken>), Response> {
+    if facts.header_bytes > g.cfg.max_header_bytes {
+        return Err(error(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "request headers are too large",
+        ));
+    }
+    if !facts.host_ok {
+        return Err(error(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this Host is not served here",
+        ));
+    }
+    if !facts.origin_ok {
+        return Err(error(StatusCode::FORBIDDEN, "this Origin is not allowed"));
+    }
+    let ip = facts.ip;
+    if g.requests.fetch_add(1, Ordering::Relaxed) % 1024 == 0 {
+        g.per_ip.retain_recent();
+        g.per_credential.retain_recent();
+        g.auth_failures.retain_recent();
+    }
+    if let Err(not_until) = g.per_ip.check_key(&ip) {
+        crate::metrics::global().rate_limited("ip");
+        return Err(too_many(
+            not_until.wait_time_from(DefaultClock::default().now()),
+            "per address",
+        ));
+    }
+    let needs_auth = match route {
+        "/" | "/health" | "/openapi.json" => false,
+        "/mcp/tools" => !g.cfg.public_tool_list,
+        // Metrics: from the machine itself without credentials, otherwise authenticated.
+        "/metrics" => !facts.peer.is_loopback() || ip != facts.peer,
+        _ => true,
+    };
+    if !needs_auth || g.cfg.auth_mode == AuthMode::None {
+        check_sessions(g, facts.opens_session).await?;
+        let who = if g.cfg.auth_mode == AuthMode::None {
+            "anonymous"
+        } else {
+            "public"
+        };
+        return Ok((Actor(who.into()), None));
+    }
+    let identity = match (&facts.presented, g.cfg.auth_mode) {
+        (Presented::Value(v), AuthMode::ApiKey) => g
+            .cfg
+            .api_keys
+            .as_ref()
+            .and_then(|k| k.check(v))
+            .map(|label| (label.to_string(), None)),
+        (Presented::Value(v), AuthMode::GiteaToken) => {
+            match g.tokens.verify(&g.server.shared().exec.client, v).await {
+                TokenCheck::User(login) => Some((login, Some(Secret::new(v.clone())))),
+                TokenCheck::Invalid => None,
+                TokenCheck::Unavailable(why) => {
+                    tracing::warn!("cannot verify a Gitea token: {why}");
+                    return Err(error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "cannot verify the token: Gitea is unavailable",
+                    ));
+                }
+            }
+        }
+        _ => None,
+    };
+    let Some((actor, token)) = identity else {
+        if let Err(not_until) = g.auth_failures.check_key(&ip) {
+            crate::metrics::global().rate_limited("auth_failures");
+            return Err(too_many(
+                not_until.wait_time_from(DefaultClock::default().now()),
+                "failed authentications",
+            ));
+        }
+        return Err(unauthorized(g.cfg.auth_mode));
+    };
+    if let Err(not_until) = g.per_credential.check_key(&actor) {
+        crate::metrics::global().rate_limited("credential");
+        return Err(too_many(
+            not_until.wait_time_from(DefaultClock::default().now()),
+            "per credential",
+        ));
+    }
+    check_sessions(g, facts.opens_session).await?;
+    Ok((Actor(actor), token.map(GiteaToken)))
+}
+
+/// Refuses a new MCP session when the cap is reached.
+async fn check_sessions(g: &Gateway, opens_session: bool) -> Result<(), Response> {
+    if let (true, Some(sessions)) = (opens_session, &g.sessions) {
+        if sessions.sessions.read().await.len() >= g.cfg.max_sessions {
+            let mut r = error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many MCP sessions; retry later",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return Err(r);
+        }
+    }
+    Ok(())
+}
+
+async fn root() -> Json<Value> {
+    Json(json!({"name": "aegis-gitea-mcp", "version": env!("CARGO_PKG_VERSION"), "status": "ok"}))
+}
+
+async fn health(State(g): State<Arc<Gateway>>) -> Response {
+    let mut cached = g.health.lock().await;
+    let fresh = cached
+        .as_ref()
+        .filter(|(at, _, _)| at.elapsed() < g.cfg.health_ttl)
+        .cloned();
+    let (status, body) = match fresh {
+        Some((_, status, body)) => (status, body),
+        None => {
+            let client = &g.server.shared().exec.client;
+            let (status, body) = match client.get_bytes("/api/v1/version").await {
+                Ok(bytes) => {
+                    let version = serde_json::from_slice::<Value>(&bytes)
+                        .ok()
+                        .and_then(|v| v.get("version").cloned());
+                    (
+                        200,
+                        json!({"status": "ok", "gitea_connected": true, "gitea_version": version}),
+                    )
+                }
+                Err(_) => (
+                    503,
+                    json!({"status": "degraded", "gitea_connected": false, "gitea_version": null}),
+                ),
+            };
+            *cached = Some((Instant::now(), status, body.clone()));
+            (status, body)
+        }
+    };
+    (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+        Json(body),
+    )
+        .into_response()
+}
+
+async fn tools_list(State(g): State<Arc<Gateway>>) -> Json<Value> {
+    Json(json!({"tools": g.server.tools()}))
+}
+
+async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
+    let actor = req
+        .extensions()
+        .get::<Actor>()
+        .map_or_else(|| "anonymous".to_string(), |a| a.0.clone());
+    let token = req.extensions().get::<GiteaToken>().map(|t| t.0.clone());
+    let bytes: Bytes = match axum::body::to_bytes(req.into_body(), g.cfg.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => return error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+    };
+    let body: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("body is not valid JSON: {e}"),
+            );
+        }
+    };
+    let Some(name) = body.get("name").and_then(Value::as_str) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "body must be {\"name\": <tool>, \"arguments\": {...}}",
+        );
+    };
+    let arguments = body.get("arguments").cloned().unwrap_or(Value::Null);
+    if !(arguments.is_object() || arguments.is_null()) {
+        return error(StatusCode::BAD_REQUEST, "`arguments` must be an object");
+    }
+    let origin = CallOrigin {
+        actor,
+        transport: "rest",
+        token,
+    };
+    match g.server.call(name, arguments, &origin).await {
+        None => error(
+            StatusCode::NOT_FOUND,
+            &format!("unknown tool {name:?}; GET /mcp/tools lists the tools"),
+        ),
+        Some(out) => Json(json!({
+            "content": [{"type": "text", "text": out.text}],
+            "isError": out.is_error,
+            "structuredContent": out.structured,
+        }))
+        .into_response(),
+    }
+}
+
+async fn metrics() -> Response {
+    let mut r = Response::new(Body::from(crate::metrics::global().render()));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}
+
+async fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "no such endpoint; see /openapi.json")
+}
+
+async fn openapi() -> Json<Value> {
+    Json(openapi_document())
+}
+
+/// An OpenAPI 3.0 description of the gateway's REST endpoints.
+pub fn openapi_document() -> Value {
+    let err = json!({"description": "error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "AegisGitea MCP gateway", "version": env!("CARGO_PKG_VERSION")},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+                "ToolCall": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}},
+                "ToolResult": {"type": "object", "required": ["content", "isError"], "properties": {
+                    "content": {"type": "array", "items": {"type": "object"}}, "isError": {"type": "boolean"}, "structuredContent": {"type": "object"}}}
+            }
+        },
+        "paths": {
+            "/": {"get": {"summary": "Name, version, status", "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+            "/health": {"get": {"summary": "Whether Gitea answers", "responses": {
+                "200": {"description": "Gitea reachable", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "503": {"description": "Gitea unreachable", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+            "/mcp/tools": {"get": {"summary": "The tool list", "responses": {"200": {"description": "tools", "content": {"application/json": {"schema": {"type": "object"}}}}, "401": err}}},
+            "/mcp/tool/call": {"post": {"summary": "Call a tool", "security": [{"bearer": []}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCall"}}}},
+                "responses": {"200": {"description": "result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResult"}}}},
+                    "400": err, "401": err, "404": err, "413": err, "429": err}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}, "401": err}}},
+            "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_origins() {
+        let allowed = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+            "gw.example.com:8443".to_string(),
+        ];
+        let h = |host: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::HOST, host.parse().unwrap());
+            host_allowed(&m, &allowed)
+        };
+        assert!(
+            h("127.0.0.1:8080") && h("localhost") && h("[::1]:9000") && h("gw.example.com:8443")
+        );
+        assert!(!h("evil.example.com") && !h("gw.example.com") && !h("127.0.0.1.evil.com:80"));
+        let o = |origin: &str, allowed: &[&str]| {
+            let mut m = HeaderMap::new();
+            m.insert(header::ORIGIN, origin.parse().unwrap());
+            origin_allowed(
+                &m,
+                &allowed.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+        };
+        assert!(o("http://anything", &[]));
+        assert!(o("http://localhost:3000", &["http://localhost:*"]));
+        assert!(!o("http://evil.example.com", &["http://localhost:*"]));
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let proxy: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            "203.0.113.9, 198.51.100.7, 10.0.0.1".parse().unwrap(),
+        );
+        assert_eq!(
+            client_ip(proxy, &h, &[proxy]),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
+        let stranger: IpAddr = "192.0.2.5".parse().unwrap();
+        assert_eq!(client_ip(stranger, &h, &[proxy]), stranger);
+    }
+}

@@ -1,1 +1,287 @@
-fn main() {}
+//! Cost of the search over the full Gitea catalog: building the index, answering a query,
+//! answering and rendering a compact card per hit, and the memory the index holds.
+//!
+//! Inputs (outside the repository; without them the benchmark says so and measures nothing):
+//! * `$GITEA_SPEC_DIR/gitea-swagger.v1.json` (default `../shared/spec`);
+//! * `../shared/eval/find-dev.jsonl` (or `$FIND_EVAL_FILE`): the 80 dev-set queries (`q` field).
+//!
+//! Besides the criterion benchmarks, it prints to stdout, before them:
+//! * `rss …`: resident memory of an index (average over 5 indexes kept alive, from
+//!   `/proc/self/status`, Linux only);
+//! * `p50=… p99=…`: per-query latency (search; search + the stand-in card; search + the real
+//!   `tools::card` text and JSON cards) over 50 rounds of the dev queries, measured with
+//!   `Instant` (1 round when run as a test, e.g. by `cargo test --benches`).
+//!
+//! Run: `cargo bench --bench find -- --warm-up-time 1 --measurement-time 5`
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use aegis_gitea_mcp::catalog::{Action, Catalog};
+use aegis_gitea_mcp::policy::Decision;
+use aegis_gitea_mcp::search::{SearchIndex, SearchOptions};
+use aegis_gitea_mcp::spec::Spec;
+use aegis_gitea_mcp::tools::card::{card_json, card_text};
+use criterion::Criterion;
+
+const SPEC_FILE: &str = "gitea-swagger.v1.json";
+const LIMIT: usize = 5;
+const ROUNDS: usize = 50;
+const INDEXES_FOR_MEMORY: usize = 5;
+
+fn spec_path() -> PathBuf {
+    let dir = std::env::var_os("GITEA_SPEC_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/spec"));
+    dir.join(SPEC_FILE)
+}
+
+fn eval_path() -> PathBuf {
+    std::env::var_os("FIND_EVAL_FILE")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/find-dev.jsonl")
+        })
+}
+
+/// The `q` field of every JSON line of the dev set.
+fn dev_queries(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, line)| {
+            let row: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("dev set line {}: {e}", i + 1));
+            row["q"]
+                .as_str()
+                .unwrap_or_else(|| panic!("dev set line {}: no string field q", i + 1))
+                .to_string()
+        })
+        .collect()
+}
+
+/// STAND-IN for the real card module (not written yet): a compact text card of an action with
+/// what an agent needs to call it. Only here so the benchmark counts a rendering cost.
+fn stand_in_compact_card(a: &Action) -> String {
+    let mut required: Vec<&str> = a
+        .params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name.as_str())
+        .collect();
+    if a.body.as_ref().is_some_and(|b| b.required) {
+        required.push("body");
+    }
+    format!(
+        "{} ({})\n{} {}\n{}\nrequired: {}\n",
+        a.name,
+        a.operation_id,
+        a.method,
+        a.path,
+        a.summary,
+        if required.is_empty() {
+            "-".to_string()
+        } else {
+            required.join(", ")
+        }
+    )
+}
+
+fn opts() -> SearchOptions {
+    SearchOptions {
+        limit: LIMIT,
+        ..SearchOptions::default()
+    }
+}
+
+fn search(index: &SearchIndex, q: &str) -> usize {
+    index
+        .search(black_box(q), &opts())
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"))
+        .len()
+}
+
+fn search_and_render(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
+    let hits = index
+        .search(black_box(q), &opts())
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"));
+    hits.iter()
+        .map(|h| stand_in_compact_card(&catalog.actions()[h.action]).len())
+        .sum()
+}
+
+/// Search, then the real cards of `tools::card` as `gitea_find_action` renders them: a text card
+/// per hit and a JSON card per hit, the first with its input schema (the tool's default), every
+/// action allowed.
+fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
+    let hits = index
+        .search(black_box(q), &opts())
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"));
+    let mut text = String::new();
+    let mut json_bytes = 0;
+    for (rank, h) in hits.iter().enumerate() {
+        let a = &catalog.actions()[h.action];
+        card_text(&mut text, rank + 1, a, &Decision::Allowed);
+        json_bytes += card_json(a, &Decision::Allowed, rank == 0)
+            .to_string()
+            .len();
+    }
+    text.len() + json_bytes
+}
+
+/// Resident set size in KiB (`VmRSS` of `/proc/self/status`), if the platform has it.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn memory_report(catalog: &Catalog) {
+    let Some(before) = rss_kib() else {
+        println!("rss: /proc/self/status is not available; memory not measured");
+        return;
+    };
+    let mut kept = Vec::with_capacity(INDEXES_FOR_MEMORY);
+    let mut deltas = Vec::with_capacity(INDEXES_FOR_MEMORY);
+    let mut last = before;
+    for _ in 0..INDEXES_FOR_MEMORY {
+        kept.push(SearchIndex::build(catalog).expect("the index builds"));
+        let now = rss_kib().unwrap_or(last);
+        deltas.push(now.saturating_sub(last));
+        last = now;
+    }
+    let total = last.saturating_sub(before);
+    println!(
+        "rss: before {before} KiB, after {INDEXES_FOR_MEMORY} indexes kept alive {last} KiB; \
+         average per index {:.0} KiB ({:.1} MiB); per build {deltas:?} KiB \
+         (the first build also pays one-off allocations)",
+        total as f64 / INDEXES_FOR_MEMORY as f64,
+        total as f64 / INDEXES_FOR_MEMORY as f64 / 1024.0,
+    );
+    drop(black_box(kept));
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn latency_report(label: &str, rounds: usize, queries: &[String], mut run: impl FnMut(&str)) {
+    let mut samples = Vec::with_capacity(rounds * queries.len());
+    for _ in 0..rounds {
+        for q in queries {
+            let start = Instant::now();
+            run(q);
+            samples.push(start.elapsed());
+        }
+    }
+    samples.sort();
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    println!(
+        "{label}: p50={:.1}µs p99={:.1}µs (mean {:.1}µs, max {:.1}µs; {} samples = {rounds} rounds × {} queries, limit {LIMIT})",
+        micros(percentile(&samples, 50.0)),
+        micros(percentile(&samples, 99.0)),
+        micros(mean),
+        micros(*samples.last().expect("at least one sample")),
+        samples.len(),
+        queries.len(),
+    );
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let path = spec_path();
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            println!(
+                "skipped: cannot read {} ({e}); set GITEA_SPEC_DIR to the folder holding {SPEC_FILE}",
+                path.display()
+            );
+            return;
+        }
+    };
+    let eval = eval_path();
+    let queries = match std::fs::read_to_string(&eval) {
+        Ok(text) => dev_queries(&text),
+        Err(e) => {
+            println!(
+                "skipped: cannot read {} ({e}); set FIND_EVAL_FILE to the dev set",
+                eval.display()
+            );
+            return;
+        }
+    };
+    let spec = Spec::parse(&bytes).expect("the document parses");
+    let catalog = Catalog::build(&spec).expect("the catalog builds");
+    println!(
+        "{SPEC_FILE}: {} actions; {}: {} queries",
+        catalog.len(),
+        eval.display(),
+        queries.len()
+    );
+
+    // Measured before criterion allocates anything.
+    memory_report(&catalog);
+
+    let index = SearchIndex::build(&catalog).expect("the index builds");
+    // Every dev query must be answerable; an error here is a bug, not a slow query.
+    for q in &queries {
+        search(&index, q);
+    }
+    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
+    let rounds = if std::env::args().any(|a| a == "--bench") {
+        ROUNDS
+    } else {
+        1
+    };
+    latency_report("find", rounds, &queries, |q| {
+        black_box(search(&index, q));
+    });
+    latency_report("find + stand-in card", rounds, &queries, |q| {
+        black_box(search_and_render(&index, &catalog, q));
+    });
+    latency_report("find + tools::card", rounds, &queries, |q| {
+        black_box(search_and_real_cards(&index, &catalog, q));
+    });
+
+    let mut c = Criterion::default().configure_from_args();
+    c.bench_function("search index build (gitea-swagger.v1.json)", |b| {
+        b.iter(|| SearchIndex::build(black_box(&catalog)).expect("builds"))
+    });
+    let all = format!("find: all {} dev queries, limit {LIMIT}", queries.len());
+    c.bench_function(&all, |b| {
+        b.iter(|| queries.iter().map(|q| search(&index, q)).sum::<usize>())
+    });
+    let cards = format!(
+        "find + stand-in card: all {} dev queries, limit {LIMIT}",
+        queries.len()
+    );
+    c.bench_function(&cards, |b| {
+        b.iter(|| {
+            queries
+                .iter()
+                .map(|q| search_and_render(&index, &catalog, q))
+                .sum::<usize>()
+        })
+    });
+    let real = format!(
+        "find + tools::card text and JSON: all {} dev queries, limit {LIMIT}",
+        queries.len()
+    );
+    c.bench_function(&real, |b| {
+        b.iter(|| {
+            queries
+                .iter()
+                .map(|q| search_and_real_cards(&index, &catalog, q))
+                .sum::<usize>()
+        })
+    });
+    c.final_summary();
+}

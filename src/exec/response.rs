@@ -122,7 +122,7 @@ fn shape_answer(
             format!("done: Gitea answered {status} with no content")
         }
         ResponseKind::Binary => {
-            if resp.truncated {
+            if resp.truncated || resp.body.len() > limits.max_file_size_bytes {
                 let size = resp
                     .declared_len
                     .map(|n| format!("{n} bytes"))
@@ -349,7 +349,8 @@ fn paging(
         .link
         .as_deref()
         .is_some_and(|l| l.contains("rel=\"next\""));
-    let has_next = link_next
+    let has_next = cut.is_some()
+        || link_next
         || matches!((resp.total_count, limit), (Some(t), Some(l)) if l > 0 && page * l < t);
     let mut out = json!({"page": page, "limit": limit, "total_count": resp.total_count, "has_next": has_next});
     if has_next {

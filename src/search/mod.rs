@@ -177,8 +177,11 @@ pub struct SearchIndex {
     /// Analysed tokens of each action's document (all fields but parameter docs), for
     /// coordination: how many of the query's concepts an action covers.
     doc_tokens: Vec<HashSet<String>>,
-    /// Lower-case names and operationIds, for exact lookups.
+    /// Exact names and operationIds, for exact lookups.
     exact: std::collections::HashMap<String, usize>,
+    /// The same, lower-cased, as a fallback (two operationIds may differ only in case:
+    /// `userGetOAuth2Application` and `userGetOauth2Application`).
+    exact_lower: std::collections::HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -278,9 +281,14 @@ impl SearchIndex {
         let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str).collect()));
         let traits = catalog.actions().iter().map(traits_of).collect();
         let mut exact = std::collections::HashMap::new();
+        let mut exact_lower = std::collections::HashMap::new();
         for (i, a) in catalog.actions().iter().enumerate() {
             exact.insert(a.name.as_str().to_string(), i);
-            exact.insert(a.operation_id.as_str().to_ascii_lowercase(), i);
+            exact.insert(a.operation_id.as_str().to_string(), i);
+            exact_lower.entry(a.name.as_str().to_string()).or_insert(i);
+            exact_lower
+                .entry(a.operation_id.as_str().to_ascii_lowercase())
+                .or_insert(i);
         }
         Ok(SearchIndex {
             reader,
@@ -291,6 +299,7 @@ impl SearchIndex {
             positions,
             doc_tokens,
             exact,
+            exact_lower,
         })
     }
 
@@ -315,7 +324,8 @@ impl SearchIndex {
         // An exact action name or operationId ranks that action first.
         let exact = self
             .exact
-            .get(&trimmed.to_ascii_lowercase())
+            .get(trimmed)
+            .or_else(|| self.exact_lower.get(&trimmed.to_ascii_lowercase()))
             .copied()
             .filter(|&i| keep(i));
         let analysis = analyse(trimmed, &self.lexicon);
@@ -336,12 +346,18 @@ impl SearchIndex {
         let filtered = opts.domain.is_some() || opts.read_only.is_some();
         let candidates = if filtered { 200 } else { 60 };
         let top = searcher.search(&query, &TopDocs::with_limit(candidates).order_by_score())?;
-        let typed: Vec<&str> = analysis
-            .terms
-            .iter()
-            .filter(|t| t.origin == Origin::Typed)
-            .map(|t| t.word.as_str())
-            .collect();
+        // Analysed tokens of the words the user typed (not corrected, not from the vocabulary).
+        let typed: HashSet<String> = {
+            let mut analyzer = self.analyzer.clone();
+            let mut out = HashSet::new();
+            for t in analysis.terms.iter().filter(|t| t.origin == Origin::Typed) {
+                let mut stream = analyzer.token_stream(vocabulary::canonical(&t.word));
+                while let Some(tok) = stream.next() {
+                    out.insert(tok.text.clone());
+                }
+            }
+            out
+        };
         let mut hits: Vec<Hit> = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let Some(&pos) = self
@@ -356,8 +372,12 @@ impl SearchIndex {
                 continue;
             }
             let t = &self.traits[i];
-            // A destructive action never surfaces from a typo alone.
-            if t.destructive && analysis.intent_from_typo && typed.is_empty() {
+            // A destructive action never surfaces from a typo alone: when the delete came from
+            // an unsure correction, some word the user really typed must match the action.
+            if t.destructive
+                && analysis.intent_from_typo
+                && !typed.iter().any(|tok| self.doc_tokens[i].contains(tok))
+            {
                 continue;
             }
             hits.push(Hit {

@@ -650,6 +650,9 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
                     a.intents.push(int);
                 }
                 if let Some(exp) = synonyms_of(&phrase).or(phrase_intent.map(|_| "")) {
+                    if tokens[i + n - 1].len() > 3 && is_plural(&tokens[i + n - 1]) {
+                        a.plural = true;
+                    }
                     // A phrase is translated as a unit: its own words would mislead
                     // ("merge request" is not about merging).
                     for w in exp.split(' ').filter(|w| !w.is_empty()) {

@@ -45,7 +45,7 @@ pub enum Command {
     #[command(subcommand)]
     Audit(audit_cmd::AuditCommand),
     /// Serve MCP over stdio (the default) or streamable HTTP (--http)
-    Serve(serve_cmd::ServeArgs),
+    Serve(Box<serve_cmd::ServeArgs>),
     /// Run an action (the execute tool, for scripts); prints the result JSON
     Call(call_cmd::CallArgs),
     /// Find the action for a need described in your own words

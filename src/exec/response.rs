@@ -92,6 +92,13 @@ pub fn shape(
     let status = resp.status;
     let mut out = shape_answer(action, args, resp, limits);
     out.facts.status = Some(status);
+    if out.is_error {
+        // Every error result carries `error`, whatever branch produced it.
+        if let Value::Object(m) = &mut out.structured {
+            m.entry("error")
+                .or_insert_with(|| json!({"message": out.text}));
+        }
+    }
     out.facts.kind = if out.is_error {
         OutcomeKind::Error
     } else {
@@ -356,18 +363,25 @@ fn paging(
     if has_next {
         let mut next = args.clone();
         next.insert("page".into(), json!(page + 1));
-        if cut.is_some() {
-            // The page did not fit: the next call should ask for fewer items.
-            let shown = cut
-                .and_then(|c| c["shown_items"].as_u64())
-                .unwrap_or(10)
-                .max(1);
-            next.insert("limit".into(), json!(shown));
+        if let Some(shown) = cut.and_then(|c| c["shown_items"].as_u64()) {
+            // The page did not fit: continue right after the last item shown. With page/limit
+            // paging that means a limit dividing the offset of the next item.
+            let requested = limit.unwrap_or(shown).max(1);
+            let (page, limit) = continue_after(page, requested, shown.max(1));
+            next.insert("limit".into(), json!(limit));
             next.insert("page".into(), json!(page));
         }
         out["next_arguments"] = Value::Object(next);
     }
     Some(out)
+}
+
+/// The page and limit that start right after the `shown` first items of page `page` (of
+/// `requested` items): the largest limit not above `shown` that divides the offset.
+fn continue_after(page: u64, requested: u64, shown: u64) -> (u64, u64) {
+    let offset = (page - 1) * requested + shown;
+    let limit = (1..=shown).rev().find(|d| offset % d == 0).unwrap_or(1);
+    (offset / limit + 1, limit)
 }
 
 fn paging_line(p: &Value) -> String {
@@ -484,6 +498,15 @@ mod tests {
         assert_eq!(out.structured["paging"]["has_next"], true);
         assert_eq!(out.structured["paging"]["next_arguments"]["limit"], shown);
         assert!(out.text.contains("showing") && out.text.contains("[paging:"));
+    }
+
+    #[test]
+    fn a_cut_page_continues_right_after_the_last_item_shown() {
+        assert_eq!(continue_after(1, 50, 12), (2, 12));
+        // Page 2 of 30 with 12 shown: the next item is number 43 (offset 42): limit 7, page 7.
+        assert_eq!(continue_after(2, 30, 12), (7, 7));
+        let (p, l) = continue_after(3, 50, 17);
+        assert_eq!((p - 1) * l, 2 * 50 + 17);
     }
 
     #[test]

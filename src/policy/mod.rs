@@ -278,7 +278,7 @@ impl Policy {
         method: crate::catalog::HttpMethod,
         path: &str,
     ) -> Result<Allowed, WithheldReason> {
-        let domain = crate::catalog::domain_for_path(path);
+        let domain = crate::catalog::domain_for_path(&as_template(path));
         if let Some(ts) = &self.toolsets {
             if !ts.contains(&domain) {
                 return Err(WithheldReason::Toolsets { domain });
@@ -315,6 +315,34 @@ impl Policy {
     }
 }
 
+/// A concrete path with its owner segments replaced by placeholders, so the domain rules (which
+/// read templates) judge `/repos/alice/demo/pulls/3` as `pull`, not `repo`.
+fn as_template(path: &str) -> String {
+    let mut seg: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    let first = seg.first().cloned().unwrap_or_default();
+    let second = seg.get(1).cloned().unwrap_or_default();
+    let placeholders: &[(usize, &str)] = match first.as_str() {
+        "repos" if !matches!(second.as_str(), "issues" | "search" | "migrate") => {
+            &[(1, "owner"), (2, "repo")]
+        }
+        "orgs" | "org" => &[(1, "org")],
+        "users" => &[(1, "username")],
+        "teams" => &[(1, "id")],
+        "packages" => &[(1, "owner")],
+        _ => &[],
+    };
+    for (i, name) in placeholders {
+        if let Some(s) = seg.get_mut(*i) {
+            *s = format!("{{{name}}}");
+        }
+    }
+    format!("/{}", seg.join("/"))
+}
+
 /// True when a `DISABLED_TOOLS` entry names this action, its operationId or its domain.
 fn disables(entry: &str, action: &Action) -> bool {
     entry.eq_ignore_ascii_case(action.name.as_str())
@@ -325,6 +353,20 @@ fn disables(entry: &str, action: &Action) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concrete_paths_are_judged_by_their_template() {
+        assert_eq!(
+            as_template("/repos/alice/demo/pulls/3"),
+            "/repos/{owner}/{repo}/pulls/3"
+        );
+        assert_eq!(as_template("/repos/issues/search"), "/repos/issues/search");
+        assert_eq!(as_template("/orgs/acme/hooks"), "/orgs/{org}/hooks");
+        assert_eq!(
+            crate::catalog::domain_for_path(&as_template("/repos/a/b/issues/1/x")),
+            Domain::Issue
+        );
+    }
 
     #[test]
     fn toolsets_parse_with_unknown_entries_kept() {

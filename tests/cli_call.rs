@@ -1,0 +1,435 @@
+//! `aegis-gitea-mcp call`, driven as a process against the fake Gitea (`tests/support`) with the
+//! full Gitea API description (skipped when `../shared/spec` is absent).
+//!
+//! The fake runs on the test's multi-thread runtime; each process runs on the blocking pool so
+//! the fake keeps answering. Every command starts from a clean environment for the variables
+//! the binary reads; its temporary directory (where used confirmation tokens are remembered) is
+//! the test's own.
+
+#[allow(dead_code)]
+mod common;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::FakeGitea;
+
+const ALICE: &str = "tok-cli-alice-4d2f8a6c1e9b";
+const READER: &str = "tok-cli-reader-7a3c5e9f1b2d";
+
+/// Variables the binary reads; none may come from the host.
+const CLEARED: [&str; 24] = [
+    "GITEA_URL",
+    "GITEA_HOST",
+    "GITEA_TOKEN",
+    "GITEA_ACCESS_TOKEN",
+    "GITEA_SPEC",
+    "GITEA_SPEC_SHA256",
+    "TOOLSETS",
+    "READ_ONLY",
+    "DISABLED_TOOLS",
+    "GITEA_CA_FILE",
+    "GITEA_INSECURE",
+    "GITEA_TIMEOUT_SECS",
+    "GITEA_CONNECT_TIMEOUT_SECS",
+    "GITEA_MAX_CONCURRENCY",
+    "GITEA_RETRIES",
+    "MAX_RESPONSE_BYTES",
+    "MAX_FILE_SIZE_BYTES",
+    "SAFE_MODE",
+    "CONFIRM_DESTRUCTIVE",
+    "RAW_REQUESTS",
+    "RAW_UNKNOWN_PATHS",
+    "AUDIT_LOG",
+    "LOG_LEVEL",
+    "RUST_LOG",
+];
+
+struct Cli {
+    fake: FakeGitea,
+    spec: PathBuf,
+    tmp: tempfile::TempDir,
+}
+
+impl Cli {
+    /// A fake with alice's repository `alice/demo`; `None` when the full spec is absent.
+    async fn start() -> Option<Cli> {
+        let spec = common::spec_path("gitea-swagger.v1.json")?;
+        let fake = FakeGitea::start().await;
+        fake.add_token(
+            ALICE,
+            "alice",
+            &["write:repository", "write:issue", "write:user"],
+        );
+        fake.add_token(READER, "reader", &["read:repository", "read:issue"]);
+        fake.seed_repo("alice", "demo");
+        fake.clear_requests();
+        Some(Cli {
+            fake,
+            spec,
+            tmp: tempfile::tempdir().expect("a temporary directory"),
+        })
+    }
+
+    /// `aegis-gitea-mcp call <args> --spec <full spec>` with `token`, debug logs on stderr, and
+    /// extra variables `env`.
+    async fn call(&self, token: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
+        for var in CLEARED {
+            cmd.env_remove(var);
+        }
+        cmd.env("GITEA_URL", self.fake.url())
+            .env("GITEA_TOKEN", token)
+            .env("LOG_LEVEL", "debug")
+            .env("TMPDIR", self.tmp.path())
+            .envs(env.iter().copied())
+            .current_dir(self.tmp.path())
+            .arg("call")
+            .args(args)
+            .arg("--spec")
+            .arg(&self.spec);
+        let out = tokio::task::spawn_blocking(move || cmd.output())
+            .await
+            .expect("the process task")
+            .expect("the binary runs");
+        // Whatever happened, the token is never printed (not even in debug logs).
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            for secret in [ALICE, READER] {
+                assert!(!text.contains(secret), "the token leaked: {text}");
+            }
+        }
+        out
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code and returns stdout parsed as JSON.
+fn result(o: &Output, code: i32) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        stdout(o),
+        stderr(o)
+    );
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+fn delete_args() -> String {
+    json!({"owner": "alice", "repo": "demo"}).to_string()
+}
+
+fn confirm_token(v: &Value) -> String {
+    v["confirm"]
+        .as_str()
+        .expect("a confirmation token")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_call_prints_the_result_json_and_exits_0() {
+    let Some(cli) = Cli::start().await else {
+        return;
+    };
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_repo_get",
+                "--args",
+                r#"{"owner": "alice", "repo": "demo"}"#,
+            ],
+            &[],
+        )
+        .await;
+    let v = result(&out, 0);
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["action"], "gitea_repo_get");
+    assert_eq!(v["data"]["full_name"], "alice/demo");
+    assert_eq!(cli.fake.count("GET", "/repos/alice/demo"), 1);
+
+    // A write, by operationId, with the coercions of the execute tool.
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "issueCreateIssue",
+                "--args",
+                r#"{"repo": "alice/demo", "body": {"title": "From the CLI"}}"#,
+            ],
+            &[],
+        )
+        .await;
+    let v = result(&out, 0);
+    assert_eq!(v["status"], 201);
+    assert_eq!(v["data"]["title"], "From the CLI");
+    assert_eq!(
+        cli.fake.issue_state("alice", "demo", 1).as_deref(),
+        Some("open")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_results_exit_1_and_usage_errors_exit_2() {
+    let Some(cli) = Cli::start().await else {
+        return;
+    };
+    // Gitea's 404.
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_repo_get",
+                "--args",
+                r#"{"owner": "alice", "repo": "nope"}"#,
+            ],
+            &[],
+        )
+        .await;
+    let v = result(&out, 1);
+    assert_eq!(v["status"], 404);
+    assert!(
+        stderr(&out).contains("Gitea answered 404"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Invalid arguments: refused before any request, the usage line on stderr.
+    cli.fake.clear_requests();
+    let out = cli
+        .call(
+            ALICE,
+            &["gitea_repo_get", "--args", r#"{"owner": "alice"}"#],
+            &[],
+        )
+        .await;
+    let v = result(&out, 1);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing required argument")
+    );
+    assert!(
+        stderr(&out).contains("gitea_repo_get arguments (* = required)"),
+        "{}",
+        stderr(&out)
+    );
+    // An unknown action.
+    let out = cli.call(ALICE, &["gitea_repo_gett"], &[]).await;
+    let v = result(&out, 1);
+    assert_eq!(v["code"], "unknown_action");
+    // Withheld for the token's scopes (the CLI reads them from GET /token).
+    let out = cli
+        .call(
+            READER,
+            &[
+                "gitea_issue_create",
+                "--args",
+                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
+            ],
+            &[],
+        )
+        .await;
+    let v = result(&out, 1);
+    assert_eq!(v["withheld"]["code"], "token_scope");
+    assert_eq!(v["withheld"]["missing_scopes"], json!(["write:issue"]));
+    assert!(
+        cli.fake
+            .requests()
+            .iter()
+            .all(|r| r.method == "GET" && r.path == "/api/v1/token"),
+        "only the token's scopes were read: {:?}",
+        cli.fake.requests()
+    );
+
+    // Bad --args: exit 2, nothing sent.
+    cli.fake.clear_requests();
+    for bad in ["{owner: alice}", "[1, 2]", "\"alice/demo\"", ""] {
+        let out = cli
+            .call(ALICE, &["gitea_repo_get", "--args", bad], &[])
+            .await;
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{bad:?}: stdout {} stderr {}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("--args"), "{}", stderr(&out));
+    }
+    // A bad setting: exit 2, naming the variable.
+    let out = cli
+        .call(ALICE, &["gitea_repo_get"], &[("READ_ONLY", "maybe")])
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("READ_ONLY"), "{}", stderr(&out));
+    assert!(cli.fake.requests().is_empty(), "{:?}", cli.fake.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destructive_calls_are_confirmed_by_a_later_process_once() {
+    let Some(cli) = Cli::start().await else {
+        return;
+    };
+    let args = delete_args();
+
+    // A dry run: exit 0, nothing sent.
+    let out = cli
+        .call(
+            ALICE,
+            &["gitea_repo_delete", "--args", &args, "--dry-run"],
+            &[],
+        )
+        .await;
+    let v = result(&out, 0);
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["request"]["method"], "DELETE");
+
+    // No confirmation: exit 1, the token on stdout (JSON) and stderr (text), nothing sent.
+    let out = cli
+        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
+        .await;
+    let v = result(&out, 1);
+    assert_eq!(v["confirmation_required"], true);
+    let token = confirm_token(&v);
+    assert!(stderr(&out).contains(&token), "{}", stderr(&out));
+    assert!(cli.fake.repo_exists("alice", "demo"));
+    assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 0);
+
+    // A token for other arguments is refused (and a fresh one offered).
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_repo_delete",
+                "--args",
+                r#"{"owner": "alice", "repo": "other"}"#,
+                "--confirm",
+                &token,
+            ],
+            &[],
+        )
+        .await;
+    let v = result(&out, 1);
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("different action or different arguments"),
+        "{v}"
+    );
+    assert_ne!(confirm_token(&v), token);
+
+    // A fresh preview, then a second process confirms it: deleted.
+    let out = cli
+        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
+        .await;
+    let token = confirm_token(&result(&out, 1));
+    let out = cli
+        .call(
+            ALICE,
+            &["gitea_repo_delete", "--args", &args, "--confirm", &token],
+            &[],
+        )
+        .await;
+    let v = result(&out, 0);
+    assert_eq!(v["status"], 204);
+    assert!(!cli.fake.repo_exists("alice", "demo"));
+    assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
+
+    // A third process with the same token: refused, nothing sent.
+    let out = cli
+        .call(
+            ALICE,
+            &["gitea_repo_delete", "--args", &args, "--confirm", &token],
+            &[],
+        )
+        .await;
+    let v = result(&out, 1);
+    assert!(v["error"].as_str().unwrap().contains("already used"), "{v}");
+    assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
+
+    // The used tokens are remembered on disk, without the Gitea token.
+    let files = files_in(cli.tmp.path());
+    assert!(
+        files.iter().any(|(_, text)| text.contains(&token)),
+        "the used token is recorded: {files:?}"
+    );
+    for (name, text) in &files {
+        assert!(!name.contains(ALICE) && !text.contains(ALICE), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_reach_the_call() {
+    let Some(cli) = Cli::start().await else {
+        return;
+    };
+    let args = delete_args();
+    // CONFIRM_DESTRUCTIVE=false: deleted at once.
+    cli.fake.seed_repo("alice", "gone");
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_repo_delete",
+                "--args",
+                r#"{"owner": "alice", "repo": "gone"}"#,
+            ],
+            &[("CONFIRM_DESTRUCTIVE", "false")],
+        )
+        .await;
+    assert_eq!(result(&out, 0)["status"], 204);
+    assert!(!cli.fake.repo_exists("alice", "gone"));
+    // READ_ONLY: withheld, exit 1.
+    let out = cli
+        .call(
+            ALICE,
+            &["gitea_repo_delete", "--args", &args],
+            &[("READ_ONLY", "true")],
+        )
+        .await;
+    assert_eq!(result(&out, 1)["withheld"]["code"], "read_only");
+    // SAFE_MODE: a write is previewed (exit 0), nothing sent.
+    let out = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_issue_create",
+                "--args",
+                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
+            ],
+            &[("SAFE_MODE", "true")],
+        )
+        .await;
+    assert_eq!(result(&out, 0)["dry_run"], true);
+    assert_eq!(cli.fake.count("POST", "/repos/alice/demo/issues"), 0);
+    assert!(cli.fake.repo_exists("alice", "demo"));
+}
+
+/// The files the processes wrote in their temporary directory: (name, content).
+fn files_in(dir: &Path) -> Vec<(String, String)> {
+    std::fs::read_dir(dir)
+        .expect("the temporary directory")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}

@@ -21,8 +21,8 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// Hosts (or host:port) accepted in the `Host` header; loopback names by default.
     pub allowed_hosts: Vec<String>,
-    /// Origins accepted from browsers (`scheme://host:port`); empty means "no Origin check
-    /// beyond the Host check".
+    /// Origins accepted from browsers (`scheme://host:port`, `:*` for any port); loopback pages
+    /// by default. A request without `Origin` (not a browser) is not affected.
     pub allowed_origins: Vec<String>,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
@@ -33,7 +33,19 @@ impl Default for HttpOptions {
         HttpOptions {
             stateless: false,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: Vec::new(),
+            // Browsers send Origin; only pages served from this machine may call a local server.
+            // Clients that send no Origin (desktop apps, SDKs) are unaffected.
+            allowed_origins: [
+                "http://localhost:*",
+                "http://127.0.0.1:*",
+                "http://[::1]:*",
+                "https://localhost:*",
+                "https://127.0.0.1:*",
+                "https://[::1]:*",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
             max_body_bytes: 1 << 20,
         }
     }

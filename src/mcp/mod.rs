@@ -436,7 +436,7 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(
-            resources::templates(),
+            resources::available_templates(&self.shared.state.catalog),
         ))
     }
 

@@ -11,6 +11,7 @@ use rmcp::model::{ErrorCode, ReadResourceResult, Resource, ResourceContents, Res
 use serde_json::{Map, Value, json};
 
 use super::Shared;
+use crate::catalog::Catalog;
 use crate::exec::{self, Call};
 use crate::tools::card::card_json;
 
@@ -31,7 +32,55 @@ pub fn list() -> Vec<Resource> {
     ]
 }
 
-/// The resource templates.
+/// The operations each entity template reads (a template is offered only when the loaded API
+/// description has all of them).
+const TEMPLATE_OPERATIONS: [(&str, &[&str]); 7] = [
+    ("gitea://owner/{owner}", &["userGet"]),
+    ("gitea://repo/{owner}/{repo}", &["repoGet"]),
+    (
+        "gitea://repo/{owner}/{repo}/commit/{sha}",
+        &["repoGetSingleCommit"],
+    ),
+    (
+        "gitea://repo/{owner}/{repo}/commit/{sha}/status",
+        &["repoGetCombinedStatusByRef"],
+    ),
+    (
+        "gitea://repo/{owner}/{repo}/issue/{index}",
+        &["issueGetIssue", "issueGetComments"],
+    ),
+    (
+        "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
+        &["issueGetComment"],
+    ),
+    (
+        "gitea://repo/{owner}/{repo}/pr/{index}",
+        &["repoGetPullRequest", "repoListPullReviews"],
+    ),
+];
+
+/// The operations a template needs that `catalog` lacks.
+fn missing_operations<'a>(catalog: &Catalog, ops: &[&'a str]) -> Vec<&'a str> {
+    ops.iter()
+        .copied()
+        .filter(|op| catalog.get(op).is_none())
+        .collect()
+}
+
+/// The resource templates this catalog can serve.
+pub fn available_templates(catalog: &Catalog) -> Vec<ResourceTemplate> {
+    templates()
+        .into_iter()
+        .filter(|t| {
+            TEMPLATE_OPERATIONS
+                .iter()
+                .find(|(uri, _)| *uri == t.uri_template)
+                .is_none_or(|(_, ops)| missing_operations(catalog, ops).is_empty())
+        })
+        .collect()
+}
+
+/// Every resource template (see [`available_templates`] for those a catalog can serve).
 pub fn templates() -> Vec<ResourceTemplate> {
     let t = |uri: &str, name: &str, description: &str| {
         ResourceTemplate::new(uri, name)
@@ -86,6 +135,22 @@ enum Uri {
     Issue(String, String, u64),
     Comment(String, String, u64, u64),
     Pull(String, String, u64),
+}
+
+impl Uri {
+    /// The template this URI instantiates (entity templates only).
+    fn template(&self) -> Option<&'static str> {
+        Some(match self {
+            Uri::Actions | Uri::Action(_) => return None,
+            Uri::Owner(_) => "gitea://owner/{owner}",
+            Uri::Repo(..) => "gitea://repo/{owner}/{repo}",
+            Uri::Commit(..) => "gitea://repo/{owner}/{repo}/commit/{sha}",
+            Uri::CommitStatus(..) => "gitea://repo/{owner}/{repo}/commit/{sha}/status",
+            Uri::Issue(..) => "gitea://repo/{owner}/{repo}/issue/{index}",
+            Uri::Comment(..) => "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
+            Uri::Pull(..) => "gitea://repo/{owner}/{repo}/pr/{index}",
+        })
+    }
 }
 
 fn invalid(message: String) -> ErrorData {
@@ -183,6 +248,20 @@ fn decode_name(s: &str, what: &str) -> Result<String, ErrorData> {
 pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let parsed = parse(uri)?;
     let state = &shared.state;
+    if let Some(template) = parsed.template() {
+        if let Some((_, ops)) = TEMPLATE_OPERATIONS.iter().find(|(t, _)| *t == template) {
+            let missing = missing_operations(&state.catalog, ops);
+            if !missing.is_empty() {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "{template} is not available: this instance's API description has no {}",
+                        missing.join(", ")
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
     match parsed {
         Uri::Actions => {
             let rows: Vec<Value> = state

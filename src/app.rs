@@ -4,6 +4,7 @@
 //! and transport loads it the same way (and checks the same pin).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::catalog::{self, Catalog, Scope};
 use crate::config::Config;
@@ -11,7 +12,7 @@ use crate::exec::Env;
 use crate::exec::args::Validators;
 use crate::gitea::{self, GiteaClient};
 use crate::policy::Policy;
-use crate::search::{self, SearchIndex};
+use crate::search::{self, LazyIndex, SearchIndex};
 use crate::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecSource};
 
 /// Errors while assembling the state.
@@ -73,21 +74,22 @@ pub fn load_spec_file(path: &Path, pin: Option<&str>) -> Result<Spec, Error> {
 #[derive(Debug)]
 pub struct State {
     /// Every action of the document.
-    pub catalog: Catalog,
+    pub catalog: Arc<Catalog>,
     /// The operator's filters applied to it.
     pub policy: Policy,
     /// The search index over the catalog.
-    pub index: SearchIndex,
+    pub index: Arc<LazyIndex>,
     /// Compiled input schemas (compiled on first use).
     pub validators: Validators,
 }
 
 impl State {
-    /// Builds the catalog, applies the configured policy and indexes the catalog.
+    /// Builds the catalog and applies the configured policy; the search index is built in the
+    /// background.
     pub fn new(spec: &Spec, config: &Config) -> Result<State, Error> {
-        let catalog = Catalog::build(spec)?;
+        let catalog = Arc::new(Catalog::build(spec)?);
         let policy = Policy::new(&catalog, &config.policy);
-        let index = SearchIndex::build(&catalog)?;
+        let index = LazyIndex::start(Arc::clone(&catalog));
         let validators = Validators::new(&catalog);
         Ok(State {
             catalog,
@@ -95,6 +97,11 @@ impl State {
             index,
             validators,
         })
+    }
+
+    /// The search index (waits for the background build on first use).
+    pub fn search_index(&self) -> Result<&SearchIndex, search::Error> {
+        self.index.wait()
     }
 
     /// Withholds the actions the token's scopes cannot reach (`scopes` as Gitea reports them;

@@ -114,7 +114,7 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
         read_only: None,
     };
     let state = load(config).await?;
-    let (catalog, index) = (&state.catalog, &state.index);
+    let (catalog, index) = (&state.catalog, state.search_index()?);
     if args.stdin {
         let stdin = std::io::stdin();
         let mut failed = false;
@@ -193,7 +193,7 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
     let rows = search::parse_eval_set(&text)
         .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
     let state = load(config).await?;
-    let (catalog, index) = (&state.catalog, &state.index);
+    let (catalog, index) = (&state.catalog, state.search_index()?);
     let opts = SearchOptions {
         limit: args.cutoff.max(1),
         ..SearchOptions::default()

@@ -22,7 +22,7 @@ use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
 use crate::config::Config;
 use crate::gitea::{self, Body, GiteaClient, Request};
 use crate::policy::{Allowed, Policy, WithheldReason};
-use crate::search::{SearchIndex, SearchOptions};
+use crate::search::{LazyIndex, SearchOptions};
 pub use args::{ValidatedArgs, Validators};
 pub use confirm::Confirmations;
 pub use response::{Limits, Outcome};
@@ -149,7 +149,7 @@ pub struct Env<'a> {
     /// Compiled input schemas.
     pub validators: &'a Validators,
     /// The search index (for suggestions).
-    pub index: &'a SearchIndex,
+    pub index: &'a LazyIndex,
 }
 
 /// One call of an action.
@@ -538,16 +538,16 @@ fn withheld(name: &str, reason: &WithheldReason) -> Outcome {
 
 fn unknown_action(env: Env<'_>, name: &str) -> Outcome {
     let text = name.replace(['_', '-'], " ");
-    let suggestions: Vec<String> = env
+    let options = SearchOptions {
+        limit: 5,
+        ..SearchOptions::default()
+    };
+    let hits = env
         .index
-        .search(
-            &text,
-            &SearchOptions {
-                limit: 5,
-                ..SearchOptions::default()
-            },
-        )
-        .unwrap_or_default()
+        .wait()
+        .and_then(|index| index.search(&text, &options))
+        .unwrap_or_default();
+    let suggestions: Vec<String> = hits
         .iter()
         .map(|h| env.catalog.actions()[h.action].name.to_string())
         .collect();

@@ -16,6 +16,7 @@ mod eval;
 pub mod vocabulary;
 
 use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
@@ -52,6 +53,9 @@ pub enum Error {
     /// The query has no words to search for.
     #[error("the query is empty: describe what you want to do, e.g. \"list open pull requests\"")]
     EmptyQuery,
+    /// The index could not be built (reported once at start-up).
+    #[error("the search index is unavailable: {0}")]
+    Unavailable(String),
     /// tantivy failed (a bug, not an input problem).
     #[error("search index error: {0}")]
     Index(#[from] tantivy::TantivyError),
@@ -85,6 +89,47 @@ pub struct Hit {
     pub action: usize,
     /// Relevance (higher is better; only comparable within one search).
     pub score: f32,
+}
+
+/// The search index, built on a background thread so that start-up (and MCP `initialize`)
+/// does not wait for it; the first search waits if it must.
+#[derive(Debug, Default)]
+pub struct LazyIndex {
+    cell: OnceLock<Result<SearchIndex, String>>,
+}
+
+impl LazyIndex {
+    /// Starts building the index of `catalog`.
+    pub fn start(catalog: Arc<Catalog>) -> Arc<LazyIndex> {
+        let lazy = Arc::new(LazyIndex::default());
+        let target = Arc::clone(&lazy);
+        let spawned = std::thread::Builder::new()
+            .name("search-index".into())
+            .spawn(move || {
+                let _ = target
+                    .cell
+                    .set(SearchIndex::build(&catalog).map_err(|e| e.to_string()));
+            });
+        if let Err(e) = spawned {
+            let _ = lazy
+                .cell
+                .set(Err(format!("cannot start the index thread: {e}")));
+        }
+        lazy
+    }
+
+    /// The index, waiting for it to be built.
+    pub fn wait(&self) -> Result<&SearchIndex, Error> {
+        self.cell
+            .wait()
+            .as_ref()
+            .map_err(|e| Error::Unavailable(e.clone()))
+    }
+
+    /// The index if it is built already.
+    pub fn ready(&self) -> Option<&SearchIndex> {
+        self.cell.get().and_then(|r| r.as_ref().ok())
+    }
 }
 
 /// The fields of an action document, each with its boost.

@@ -105,7 +105,10 @@ pub fn parse(args: &Value) -> Result<FindInput, String> {
 }
 
 fn answer(state: &State, input: &FindInput) -> ToolOutput {
-    let hits = match state.index.search(&input.query, &input.options) {
+    let hits = match state
+        .search_index()
+        .and_then(|index| index.search(&input.query, &input.options))
+    {
         Ok(h) => h,
         Err(e) => return ToolOutput::error(e.to_string(), json!({"query": input.query})),
     };

@@ -27,7 +27,7 @@ class Session:
     def __init__(self, surface="dynamic"):
         e = dict(env, SURFACE=surface)
         self.t0 = time.perf_counter()
-        self.p = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=e, bufsize=0)
+        self.p = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=e)
         self.next_id = 1
         self.send(INIT)
         self.init = self.read()
@@ -36,6 +36,7 @@ class Session:
 
     def send(self, msg):
         self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
 
     def read(self):
         line = self.p.stdout.readline()

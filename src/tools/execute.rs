@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ToolOutput, bool_arg, check_known};
+use super::{ToolOutput, bool_arg, check_known, object_args};
 use crate::app::State;
 use crate::exec::{self, Call, Context, Outcome};
 
@@ -43,17 +43,11 @@ impl From<Outcome> for ToolOutput {
 
 /// Runs an execute call.
 pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
-    let empty = serde_json::Map::new();
-    let map = match args {
-        Value::Object(m) => m,
-        Value::Null => &empty,
-        other => {
-            return ToolOutput::error(
-                format!("arguments must be an object, got {other}"),
-                json!({}),
-            );
-        }
+    let map = match object_args(args) {
+        Ok(m) => m,
+        Err(out) => return out,
     };
+    let map = &*map;
     if let Err(e) = check_known(map, &["action", "arguments", "dry_run", "confirm"]) {
         return ToolOutput::error(e, json!({}));
     }

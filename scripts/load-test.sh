@@ -115,7 +115,8 @@ RSS_BEFORE=$(rss_kb)
 log "$GEN: $CLIENTS clients for $DURATION against POST $URL"
 case "$GEN" in
 oha)
-    "$OHA" --no-tui -z "$DURATION" -c "$CLIENTS" -m POST \
+    # -w: requests in flight at the deadline finish (and count) instead of being aborted.
+    "$OHA" --no-tui -w -z "$DURATION" -c "$CLIENTS" -m POST \
         -H "Authorization: Bearer $KEY" -T application/json -D "$WORK/body.json" \
         --output-format json -o "$WORK/result.json" "$URL"
     read -r RPS P50 P99 TOTAL OK OTHER < <(jq -r '[
@@ -127,6 +128,7 @@ oha)
         (([.statusCodeDistribution | to_entries[] | select(.key != "200") | .value] | add // 0)
           + ([.errorDistribution[]?] | add // 0))
     ] | @tsv' "$WORK/result.json")
+    jq -r '.errorDistribution // {} | to_entries[] | "error: \(.value) × \(.key)"' "$WORK/result.json" >&2
     ;;
 wrk)
     cat >"$WORK/post.lua" <<EOF
@@ -157,7 +159,7 @@ MET=$(awk -v r="$RPS" -v p="$P99" -v gr="$GOAL_RPS" -v gp="$GOAL_P99_MS" \
     'BEGIN { print (r >= gr && p <= gp) ? "met" : "NOT met" }')
 cat <<EOF
 
-date:            $(date -u +%Y-%m-%dT%H:%M:%SZ)
+finished:        $(date -u +%Y-%m-%dT%H:%M:%SZ)
 machine:         $(nproc) cores, $(uname -srm)
 generator:       $GEN, $CLIENTS clients, $DURATION, same machine as the server
 request:         POST /mcp/tool/call $BODY

@@ -100,13 +100,20 @@ pub fn init_tracing(cli: &Cli) {
         None => "info",
         Some(_) => "warn",
     };
-    let filter = cli.log_level.clone().unwrap_or_else(|| default.to_string());
+    let mut filter = cli.log_level.clone().unwrap_or_else(|| default.to_string());
+    // rmcp logs every request it receives, tool arguments included (passwords, secrets), at
+    // debug level: keep it at info unless LOG_LEVEL names it explicitly.
+    if !filter.contains("rmcp") {
+        filter.push_str(",rmcp=info");
+    }
     let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| {
         eprintln!("warning: LOG_LEVEL {filter:?} is not a valid filter; using {default:?}");
         tracing_subscriber::EnvFilter::new(default)
     });
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
 }

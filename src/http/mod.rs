@@ -106,10 +106,31 @@ struct Gateway {
     per_ip: DefaultKeyedRateLimiter<IpAddr>,
     per_credential: DefaultKeyedRateLimiter<String>,
     auth_failures: DefaultKeyedRateLimiter<IpAddr>,
+    /// Addresses that failed authentication too often, and until when they are refused
+    /// outright (before any credential is checked, so guessing is not slowed down only).
+    blocked: std::sync::Mutex<std::collections::HashMap<IpAddr, Instant>>,
     tokens: TokenCache,
     health: AsyncMutex<Option<(Instant, u16, Value)>>,
     sessions: Option<Arc<LocalSessionManager>>,
     requests: AtomicU64,
+}
+
+impl Gateway {
+    /// Refuses `ip` outright for `wait`.
+    fn block(&self, ip: IpAddr, wait: Duration) {
+        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        blocked.retain(|_, until| *until > now);
+        blocked.insert(ip, now + wait.max(Duration::from_secs(1)));
+    }
+
+    /// How long `ip` is still refused, if it is.
+    fn blocked_for(&self, ip: IpAddr) -> Option<Duration> {
+        let blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+        blocked
+            .get(&ip)
+            .and_then(|until| until.checked_duration_since(Instant::now()))
+    }
 }
 
 fn quota(per_minute: u32) -> Quota {
@@ -138,6 +159,7 @@ pub fn router(server: Server, cfg: GatewayConfig) -> Result<Router, Error> {
         per_ip: RateLimiter::keyed(quota(cfg.rate_per_ip)),
         per_credential: RateLimiter::keyed(quota(cfg.rate_per_credential)),
         auth_failures: RateLimiter::keyed(quota(cfg.auth_failures_per_minute)),
+        blocked: std::sync::Mutex::new(std::collections::HashMap::new()),
         tokens: TokenCache::new(Duration::from_secs(60)),
         health: AsyncMutex::new(None),
         sessions,
@@ -390,6 +412,10 @@ async fn guarded(
         };
         return Ok((Actor(who.into()), None));
     }
+    if let Some(wait) = g.blocked_for(ip) {
+        crate::metrics::global().rate_limited("auth_failures");
+        return Err(too_many(wait, "failed authentications"));
+    }
     let identity = match (&facts.presented, g.cfg.auth_mode) {
         (Presented::Value(v), AuthMode::ApiKey) => g
             .cfg
@@ -415,10 +441,9 @@ async fn guarded(
     let Some((actor, token)) = identity else {
         if let Err(not_until) = g.auth_failures.check_key(&ip) {
             crate::metrics::global().rate_limited("auth_failures");
-            return Err(too_many(
-                not_until.wait_time_from(DefaultClock::default().now()),
-                "failed authentications",
-            ));
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            g.block(ip, wait);
+            return Err(too_many(wait, "failed authentications"));
         }
         return Err(unauthorized(g.cfg.auth_mode));
     };

@@ -154,7 +154,9 @@ impl Server {
         origin: &CallOrigin,
     ) -> Option<ToolOutput> {
         let started = std::time::Instant::now();
-        let digest = crate::exec::confirm::digest(name, &arguments);
+        // Digest of the arguments with secret values masked: a weak password must not be
+        // confirmable by hashing guesses against the audit log.
+        let digest = crate::exec::confirm::digest(name, &crate::exec::redact(&arguments, true));
         let out = match &origin.token {
             Some(token) => {
                 let exec = self

@@ -45,7 +45,7 @@ impl From<Outcome> for ToolOutput {
 pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
     let map = match object_args(args) {
         Ok(m) => m,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let map = &*map;
     if let Err(e) = check_known(map, &["action", "arguments", "dry_run", "confirm"]) {

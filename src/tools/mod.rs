@@ -60,14 +60,14 @@ impl ToolOutput {
 /// The arguments of a tool call as an object (`null` counts as `{}`).
 pub(crate) fn object_args(
     args: &Value,
-) -> Result<std::borrow::Cow<'_, serde_json::Map<String, Value>>, ToolOutput> {
+) -> Result<std::borrow::Cow<'_, serde_json::Map<String, Value>>, Box<ToolOutput>> {
     match args {
         Value::Object(m) => Ok(std::borrow::Cow::Borrowed(m)),
         Value::Null => Ok(std::borrow::Cow::Owned(serde_json::Map::new())),
-        other => Err(ToolOutput::error(
+        other => Err(Box::new(ToolOutput::error(
             format!("arguments must be an object, got {other}"),
             serde_json::json!({}),
-        )),
+        ))),
     }
 }
 

@@ -34,7 +34,7 @@ pub fn input_schema() -> Value {
 pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
     let map = match object_args(args) {
         Ok(m) => m,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let map = &*map;
     if let Err(e) = check_known(

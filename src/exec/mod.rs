@@ -194,21 +194,18 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
                 .about(Some(action.name.as_str()), None);
         }
     };
-    let digest = ctx.bind(confirm::digest(
-        action.name.as_str(),
-        &Value::Object(args.as_map().clone()),
-    ));
+    let digest = || {
+        ctx.bind(confirm::digest(
+            action.name.as_str(),
+            &Value::Object(args.as_map().clone()),
+        ))
+    };
     let guard = Guard {
         name: action.name.as_str(),
         read_only: action.annotations.read_only,
         destructive: action.annotations.destructive,
-        scopes: action
-            .scopes
-            .scopes()
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        digest,
+        scopes: action.scopes.scopes(),
+        digest: &digest,
     };
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
         return stop.about(Some(action.name.as_str()), Some(&req));
@@ -321,17 +318,18 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
     let name = action
         .map(|a| a.name.as_str().to_string())
         .unwrap_or_else(|| format!("{method} {path}"));
+    let digest = || {
+        ctx.bind(confirm::digest(
+            "gitea_api_request",
+            &json!({"method": method.as_str(), "path": path, "query": call.query, "body": call.body}),
+        ))
+    };
     let guard = Guard {
         name: &name,
         read_only: method.is_read(),
         destructive: action.map_or(method == HttpMethod::Delete, |a| a.annotations.destructive),
-        scopes: action
-            .map(|a| a.scopes.scopes().iter().map(|s| s.to_string()).collect())
-            .unwrap_or_default(),
-        digest: ctx.bind(confirm::digest(
-            "gitea_api_request",
-            &json!({"method": method.as_str(), "path": path, "query": call.query, "body": call.body}),
-        )),
+        scopes: action.map(|a| a.scopes.scopes()).unwrap_or_default(),
+        digest: &digest,
     };
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
         return stop.about(Some(&name), Some(&req));
@@ -342,13 +340,14 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         .about(Some(&name), Some(&req))
 }
 
-/// What the guards need to know about a call.
+/// What the guards need to know about a call. The digest is computed only when a
+/// confirmation is involved (it hashes the canonical arguments).
 struct Guard<'a> {
     name: &'a str,
     read_only: bool,
     destructive: bool,
-    scopes: Vec<String>,
-    digest: String,
+    scopes: &'a [crate::catalog::Scope],
+    digest: &'a (dyn Fn() -> String + Sync),
 }
 
 /// Dry run, safe mode and confirmation: an answer that stops the call, or `None` to go on.
@@ -359,8 +358,15 @@ fn gate(
     dry_run: bool,
     confirm: Option<&str>,
 ) -> Option<Outcome> {
-    let preview = preview(&ctx.client, req, &g.scopes);
-    if dry_run || (ctx.config.safe_mode && !g.read_only) {
+    let previewing = dry_run || (ctx.config.safe_mode && !g.read_only);
+    let confirming = g.destructive && ctx.config.confirm_destructive;
+    if !previewing && !confirming {
+        // The common case: nothing to show, nothing to hash.
+        return None;
+    }
+    let scopes: Vec<String> = g.scopes.iter().map(|s| s.to_string()).collect();
+    let preview = preview(&ctx.client, req, &scopes);
+    if previewing {
         let why = if dry_run {
             "dry_run requested"
         } else {
@@ -378,7 +384,8 @@ fn gate(
         });
     }
     if g.destructive && ctx.config.confirm_destructive {
-        let fresh = || ctx.confirmations.issue(&g.digest);
+        let digest = (g.digest)();
+        let fresh = || ctx.confirmations.issue(&digest);
         let ttl = ctx.confirmations.ttl().as_secs();
         match confirm.map(str::trim).filter(|c| !c.is_empty()) {
             None => {
@@ -398,7 +405,7 @@ fn gate(
                 });
             }
             Some(token) => {
-                if let Err(e) = ctx.confirmations.redeem(token, &g.digest) {
+                if let Err(e) = ctx.confirmations.redeem(token, &digest) {
                     let token = fresh();
                     return Some(Outcome::refused(
                         format!(

@@ -208,8 +208,15 @@ fn shape_answer(
                     };
                 }
             };
-            let (data, cut) = fit_json(data, limits.max_response_bytes);
-            let mut text = serde_json::to_string(&data).unwrap_or_default();
+            // Serialized once: the text is also the size check.
+            let whole = serde_json::to_string(&data).unwrap_or_default();
+            let (data, cut, mut text) = if whole.len() <= limits.max_response_bytes {
+                (data, None, whole)
+            } else {
+                let (data, cut) = fit_json(data, limits.max_response_bytes);
+                let text = serde_json::to_string(&data).unwrap_or_default();
+                (data, cut, text)
+            };
             if let Some(paging) = paging(args, &data, &resp, cut.as_ref()) {
                 text.push_str(&format!("\n[paging: {}]", paging_line(&paging)));
                 structured.insert("paging".into(), paging);

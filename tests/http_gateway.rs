@@ -2187,3 +2187,37 @@ async fn debug_logs_do_not_echo_mcp_tool_arguments() {
     let audit = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
     assert_no_secret("the audit log", &audit);
 }
+
+/// An MCP session belongs to the credential that opened it: another key cannot use or close it
+/// (it does not exist for them), the owner can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_session_belongs_to_the_credential_that_opened_it() {
+    let gw = Gw::start(|_| {}).await;
+    let session = gw.mcp_session(Some(KEY_A)).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 7, "method": "ping"});
+    let r = gw.mcp_post(Some(&session), Some(KEY_B), &ping).await;
+    assert_eq!(r.status, 404, "another key: {}", r.body);
+    let r = gw.mcp_post(Some(&session), Some(KEY_A), &ping).await;
+    assert_eq!(r.status, 200, "the owner: {}", r.body);
+    let delete = |key: &str| {
+        gw.http
+            .delete(gw.url("/mcp"))
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .bearer_auth(key)
+    };
+    assert_eq!(
+        gw.send(delete(KEY_B)).await.status,
+        404,
+        "another key cannot close it"
+    );
+    let r = gw.send(delete(KEY_A)).await;
+    assert!(
+        r.status < 300,
+        "the owner closes it: {} {}",
+        r.status,
+        r.body
+    );
+    let r = gw.mcp_post(Some(&session), Some(KEY_A), &ping).await;
+    assert_eq!(r.status, 404, "a closed session is gone: {}", r.body);
+}

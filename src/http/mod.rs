@@ -106,6 +106,8 @@ struct Gateway {
     per_ip: DefaultKeyedRateLimiter<IpAddr>,
     per_credential: DefaultKeyedRateLimiter<String>,
     auth_failures: DefaultKeyedRateLimiter<IpAddr>,
+    /// Which credential opened each MCP session.
+    session_owners: std::sync::Mutex<std::collections::HashMap<String, String>>,
     /// Addresses that failed authentication too often, and until when they are refused
     /// outright (before any credential is checked, so guessing is not slowed down only).
     blocked: std::sync::Mutex<std::collections::HashMap<IpAddr, Instant>>,
@@ -116,6 +118,56 @@ struct Gateway {
 }
 
 impl Gateway {
+    /// True when `actor` opened session `sid`, or when the gateway never saw it opened (then the
+    /// MCP layer answers for it: unknown sessions are its business).
+    fn owns_session(&self, sid: &str, actor: &str) -> bool {
+        let owners = self
+            .session_owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        owners.get(sid).is_none_or(|owner| owner == actor)
+    }
+
+    /// Records that `actor` opened `sid`, forgetting sessions the MCP layer has closed.
+    async fn bind_session(&self, sid: &str, actor: &str) {
+        let live: Option<std::collections::HashSet<String>> = match &self.sessions {
+            Some(m)
+                if self
+                    .session_owners
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .len()
+                    >= 2 * self.cfg.max_sessions =>
+            {
+                Some(
+                    m.sessions
+                        .read()
+                        .await
+                        .keys()
+                        .map(|k| k.to_string())
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        let mut owners = self
+            .session_owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(live) = live {
+            owners.retain(|k, _| live.contains(k));
+        }
+        owners.insert(sid.to_string(), actor.to_string());
+    }
+
+    /// Forgets a closed session.
+    fn unbind_session(&self, sid: &str) {
+        self.session_owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(sid);
+    }
+
     /// Refuses `ip` outright for `wait`.
     fn block(&self, ip: IpAddr, wait: Duration) {
         let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
@@ -160,6 +212,7 @@ pub fn router(server: Server, cfg: GatewayConfig) -> Result<Router, Error> {
         per_credential: RateLimiter::keyed(quota(cfg.rate_per_credential)),
         auth_failures: RateLimiter::keyed(quota(cfg.auth_failures_per_minute)),
         blocked: std::sync::Mutex::new(std::collections::HashMap::new()),
+        session_owners: std::sync::Mutex::new(std::collections::HashMap::new()),
         tokens: TokenCache::new(Duration::from_secs(60)),
         health: AsyncMutex::new(None),
         sessions,
@@ -321,19 +374,49 @@ async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> R
                 && !headers.contains_key("mcp-session-id"),
         }
     };
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let closes_session = req.method() == Method::DELETE && session.is_some();
     let response = match guarded(&g, facts, route).await {
+        // An MCP session belongs to the credential that opened it; to anyone else it does not
+        // exist (the same answer as for an unknown session).
+        Ok((actor, _))
+            if session
+                .as_ref()
+                .is_some_and(|sid| !g.owns_session(sid, &actor.0)) =>
+        {
+            Err(error(StatusCode::NOT_FOUND, "session not found"))
+        }
         Ok((actor, token)) => {
+            let owner = actor.0.clone();
             req.extensions_mut().insert(actor);
             if let Some(t) = token {
                 req.extensions_mut().insert(t);
             }
-            Ok(())
+            Ok(owner)
         }
         Err(r) => Err(r),
     };
     let response = match response {
-        Ok(()) => match tokio::time::timeout(g.cfg.request_timeout, next.run(req)).await {
-            Ok(r) => r,
+        Ok(owner) => match tokio::time::timeout(g.cfg.request_timeout, next.run(req)).await {
+            Ok(r) => {
+                if r.status().is_success() {
+                    match (
+                        &session,
+                        r.headers()
+                            .get("mcp-session-id")
+                            .and_then(|v| v.to_str().ok()),
+                    ) {
+                        (None, Some(opened)) => g.bind_session(opened, &owner).await,
+                        (Some(sid), _) if closes_session => g.unbind_session(sid),
+                        _ => {}
+                    }
+                }
+                r
+            }
             Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the request took too long"),
         },
         Err(r) => r,

@@ -433,3 +433,55 @@ fn files_in(dir: &Path) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// With AUDIT_LOG set, each `call` appends one chained record (transport `cli`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_are_audited_when_an_audit_log_is_configured() {
+    let Some(cli) = Cli::start().await else {
+        return;
+    };
+    let log = cli.tmp.path().join("audit.log");
+    let log_env = log.display().to_string();
+    let env = [("AUDIT_LOG", log_env.as_str())];
+    let ok = cli
+        .call(ALICE, &["gitea_repo_get", "--args", &delete_args()], &env)
+        .await;
+    result(&ok, 0);
+    let missing = cli
+        .call(
+            ALICE,
+            &[
+                "gitea_repo_get",
+                "--args",
+                r#"{"owner": "alice", "repo": "nope"}"#,
+            ],
+            &env,
+        )
+        .await;
+    result(&missing, 1);
+    let text = std::fs::read_to_string(&log).expect("the audit log was written");
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(records.len(), 2, "{text}");
+    assert_eq!(records[0]["transport"], "cli");
+    assert_eq!(records[0]["action"], "gitea_repo_get");
+    assert_eq!(records[0]["outcome"], "ok");
+    assert_eq!(records[1]["outcome"], "error");
+    assert_eq!(records[1]["gitea_status"], 404);
+    assert_eq!(
+        records[1]["prev"], records[0]["hash"],
+        "the second process continued the chain"
+    );
+    let verified = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
+        .args(["audit", "verify"])
+        .arg(&log)
+        .output()
+        .expect("audit verify runs");
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}

@@ -2221,3 +2221,23 @@ async fn an_mcp_session_belongs_to_the_credential_that_opened_it() {
     let r = gw.mcp_post(Some(&session), Some(KEY_A), &ping).await;
     assert_eq!(r.status, 404, "a closed session is gone: {}", r.body);
 }
+
+/// Resource reads over MCP are audited too (tool `resources/read`, the reader as actor).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_reads_are_audited() {
+    let gw = Gw::start(|_| {}).await;
+    let session = gw.mcp_session(Some(KEY_A)).await;
+    let read = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read",
+        "params": {"uri": "gitea://actions/gitea_repo_get"}});
+    let r = gw.mcp_post(Some(&session), Some(KEY_A), &read).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let reads: Vec<Value> = gw
+        .audit_records()
+        .into_iter()
+        .filter(|r| r["tool"] == "resources/read")
+        .collect();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0]["outcome"], "ok");
+    assert_eq!(reads[0]["transport"], "http");
+    assert_ne!(reads[0]["actor"], "anonymous");
+}

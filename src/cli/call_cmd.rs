@@ -1,6 +1,7 @@
 //! `aegis-gitea-mcp call`: the execute tool from the command line, for scripts.
 
 use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::audit::{AuditLog, Entry};
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::exec::{Confirmations, Context, ExecConfig};
 use aegis_gitea_mcp::tools;
@@ -65,7 +66,22 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
     if let Some(c) = &args.confirm {
         input["confirm"] = json!(c);
     }
+    let started = std::time::Instant::now();
     let out = tools::execute::run(&state, &ctx, &input).await;
+    if let Some(target) = &config.audit_log {
+        let digest = aegis_gitea_mcp::exec::confirm::digest(
+            tools::execute::NAME,
+            &aegis_gitea_mcp::exec::redact(&input, true),
+        );
+        AuditLog::open(target)?.record(&Entry {
+            actor: "local",
+            transport: "cli",
+            tool: tools::execute::NAME,
+            args_digest: &digest,
+            facts: &out.facts,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+    }
     println!("{}", serde_json::to_string_pretty(&out.structured)?);
     if out.is_error {
         eprintln!("{}", out.text);

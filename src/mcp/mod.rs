@@ -361,6 +361,21 @@ fn tool_list(state: &State, exec: &Context, surface: Surface) -> Vec<Tool> {
     out
 }
 
+/// Who calls, from the request context: the gateway's identity over HTTP, `local` over stdio.
+fn origin_of(context: &RequestContext<RoleServer>) -> CallOrigin {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => CallOrigin {
+            actor: parts
+                .extensions
+                .get::<Actor>()
+                .map_or_else(|| "anonymous".to_string(), |a| a.0.clone()),
+            transport: "http",
+            token: parts.extensions.get::<GiteaToken>().map(|t| t.0.clone()),
+        },
+        None => CallOrigin::local("stdio"),
+    }
+}
+
 /// MCP result from a tool's output: text content plus structured content.
 pub fn call_result(out: ToolOutput) -> CallToolResult {
     let mut r = if out.is_error {
@@ -405,17 +420,7 @@ impl ServerHandler for Server {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let span = tracing::info_span!("tool_call", tool = %name);
         let _enter = span.enter();
-        let origin = match context.extensions.get::<axum::http::request::Parts>() {
-            Some(parts) => CallOrigin {
-                actor: parts
-                    .extensions
-                    .get::<Actor>()
-                    .map_or_else(|| "anonymous".to_string(), |a| a.0.clone()),
-                transport: "http",
-                token: parts.extensions.get::<GiteaToken>().map(|t| t.0.clone()),
-            },
-            None => CallOrigin::local("stdio"),
-        };
+        let origin = origin_of(&context);
         let out = match self.call(&name, args, &origin).await {
             Some(out) => out,
             None => self.unknown_tool(&name),
@@ -445,11 +450,33 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(&self.shared, &request.uri)
-            .await
-            .map(Into::into)
+        let started = std::time::Instant::now();
+        let result = resources::read(&self.shared, &request.uri).await;
+        if let Some(log) = &self.shared.audit {
+            let origin = origin_of(&context);
+            let kind = match &result {
+                Ok(_) => OutcomeKind::Ok,
+                Err(e) if e.message.contains("withheld") => OutcomeKind::Denied("policy".into()),
+                Err(_) => OutcomeKind::Error,
+            };
+            let facts = Facts {
+                kind,
+                ..Facts::default()
+            };
+            // The URI names what was read; it carries no secret (names and numbers only).
+            let digest = crate::spec::sha256_hex(request.uri.as_bytes());
+            log.record(&Entry {
+                actor: &origin.actor,
+                transport: origin.transport,
+                tool: "resources/read",
+                args_digest: &digest,
+                facts: &facts,
+                duration_ms: started.elapsed().as_millis() as u64,
+            });
+        }
+        result.map(Into::into)
     }
 }
 

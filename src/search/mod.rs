@@ -1,8 +1,8 @@
 //! Finding the right action for a need described in the user's own words.
 //!
 //! A tantivy index over the catalog is built in RAM at start-up. Each action is one document
-//! with several fields (name words, operationId words, summary, description, tags, path words,
-//! parameter and body-property names with enum values, parameter descriptions), each with its
+//! with several fields (name words, operationId words, summary, description, path words,
+//! parameter and body-property names with enum values), each with its
 //! own boost. A query is analysed first ([`vocabulary::analyse`]: values removed, phrases and
 //! words mapped through the curated vocabulary, typos corrected against the catalog's own words,
 //! verb intent and scope cues noted), then scored with BM25 per field, then re-ranked by intent:
@@ -139,24 +139,20 @@ struct Fields {
     operation_id: Field,
     summary: Field,
     description: Field,
-    tags: Field,
     path: Field,
     params: Field,
-    param_docs: Field,
     position: Field,
 }
 
 /// How much a match in each field counts. The summary is the best description of what an action
 /// does; the name and path are precise but terse; descriptions are long and noisy.
-const BOOSTS: [(FieldKind, f32); 8] = [
+const BOOSTS: [(FieldKind, f32); 6] = [
     (FieldKind::Name, 2.0),
     (FieldKind::OperationId, 1.0),
     (FieldKind::Summary, 2.5),
     (FieldKind::Description, 0.4),
-    (FieldKind::Tags, 0.3),
     (FieldKind::Path, 1.2),
     (FieldKind::Params, 1.0),
-    (FieldKind::ParamDocs, 0.15),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -165,10 +161,8 @@ enum FieldKind {
     OperationId,
     Summary,
     Description,
-    Tags,
     Path,
     Params,
-    ParamDocs,
 }
 
 impl Fields {
@@ -178,10 +172,8 @@ impl Fields {
             FieldKind::OperationId => self.operation_id,
             FieldKind::Summary => self.summary,
             FieldKind::Description => self.description,
-            FieldKind::Tags => self.tags,
             FieldKind::Path => self.path,
             FieldKind::Params => self.params,
-            FieldKind::ParamDocs => self.param_docs,
         }
     }
 }
@@ -280,10 +272,8 @@ impl SearchIndex {
             operation_id: builder.add_text_field("operation_id", text.clone()),
             summary: builder.add_text_field("summary", text.clone()),
             description: builder.add_text_field("description", text.clone()),
-            tags: builder.add_text_field("tags", text.clone()),
             path: builder.add_text_field("path", text.clone()),
-            params: builder.add_text_field("params", text.clone()),
-            param_docs: builder.add_text_field("param_docs", text),
+            params: builder.add_text_field("params", text),
             position: builder.add_u64_field("position", FAST | STORED),
         };
         let index = Index::create_in_ram(builder.build());
@@ -299,10 +289,8 @@ impl SearchIndex {
             doc.add_text(fields.operation_id, &doc_text.operation_id);
             doc.add_text(fields.summary, &doc_text.summary);
             doc.add_text(fields.description, &doc_text.description);
-            doc.add_text(fields.tags, &doc_text.tags);
             doc.add_text(fields.path, &doc_text.path);
             doc.add_text(fields.params, &doc_text.params);
-            doc.add_text(fields.param_docs, &doc_text.param_docs);
             doc.add_u64(fields.position, i as u64);
             writer.add_document(doc)?;
             bags.push(doc_text.surface_words());
@@ -515,7 +503,6 @@ struct DocText {
     tags: String,
     path: String,
     params: String,
-    param_docs: String,
 }
 
 impl DocText {
@@ -533,13 +520,11 @@ impl DocText {
             .collect::<Vec<_>>()
             .join(" ");
         let mut params = Vec::new();
-        let mut param_docs = Vec::new();
         for p in &a.params {
             if p.location != ParamLocation::Path {
                 params.push(words_of(&p.name));
             }
             params.extend(p.enum_values.iter().map(|v| words_of(v)));
-            param_docs.push(vocabulary::canonical_text(&p.description));
         }
         if let Some(b) = &a.body {
             params.extend(b.properties.iter().map(|p| words_of(p)));
@@ -553,7 +538,6 @@ impl DocText {
             tags: a.tags.join(" "),
             path,
             params: params.join(" "),
-            param_docs: param_docs.join(" "),
         }
     }
 

@@ -376,8 +376,8 @@ impl Config {
     }
 }
 
-/// A boolean setting, or its default when unset.
-fn bool_value(
+/// A boolean setting, or its default when unset; errors name the variable and the flag.
+pub fn bool_value(
     v: Option<&str>,
     variable: &'static str,
     flag: &'static str,
@@ -393,8 +393,9 @@ fn bool_value(
     }
 }
 
-/// A whole-number setting within `min..=max`, or its default when unset.
-fn number(
+/// A whole-number setting within `min..=max`, or its default when unset; errors name the
+/// variable and the flag.
+pub fn number(
     v: Option<&str>,
     variable: &'static str,
     flag: &'static str,

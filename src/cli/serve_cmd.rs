@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use aegis_gitea_mcp::app::{self, State};
 use aegis_gitea_mcp::audit::AuditLog;
-use aegis_gitea_mcp::config::Config;
+use aegis_gitea_mcp::config::{self, Config};
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::http::{ApiKeys, AuthMode, GatewayConfig};
 use aegis_gitea_mcp::mcp::http::{self, HttpOptions};
@@ -145,31 +145,14 @@ impl ServeArgs {
     /// The gateway's settings, checked; errors name the variable.
     fn gateway(&self, listen: SocketAddr) -> Result<GatewayConfig, UsageError> {
         let mut g = GatewayConfig::new(listen);
-        let num = |v: &Option<String>,
-                   var: &str,
-                   default: u64,
-                   min: u64,
-                   max: u64|
-         -> Result<u64, UsageError> {
-            match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-                None => Ok(default),
-                Some(v) => v
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|n| (min..=max).contains(n))
-                    .ok_or_else(|| {
-                        UsageError(format!(
-                            "{var}: expected a whole number from {min} to {max}, got {v:?}"
-                        ))
-                    }),
-            }
+        // The same checks (and messages) as every other setting.
+        let num = |v: &Option<String>, var: &'static str, flag: &'static str, default, min, max| {
+            config::number(v.as_deref(), var, flag, default, min, max)
+                .map_err(|e| UsageError(e.to_string()))
         };
-        let flag = |v: &Option<String>, var: &str, default: bool| -> Result<bool, UsageError> {
-            match v.as_deref() {
-                None => Ok(default),
-                Some(v) => aegis_gitea_mcp::config::parse_bool(v)
-                    .ok_or_else(|| UsageError(format!("{var}: expected true or false, got {v:?}"))),
-            }
+        let flag = |v: &Option<String>, var: &'static str, flag: &'static str, default| {
+            config::bool_value(v.as_deref(), var, flag, default)
+                .map_err(|e| UsageError(e.to_string()))
         };
         g.auth_mode = match &self.auth_mode {
             Some(m) => m.parse().map_err(UsageError)?,
@@ -178,11 +161,22 @@ impl ServeArgs {
         if let Some(path) = &self.api_keys_file {
             g.api_keys = Some(ApiKeys::load(path).map_err(UsageError)?);
         }
-        g.allow_query_api_key = flag(&self.allow_query_api_key, "ALLOW_QUERY_API_KEY", false)?;
-        g.public_tool_list = flag(&self.public_tool_list, "PUBLIC_TOOL_LIST", true)?;
+        g.allow_query_api_key = flag(
+            &self.allow_query_api_key,
+            "ALLOW_QUERY_API_KEY",
+            "allow-query-api-key",
+            false,
+        )?;
+        g.public_tool_list = flag(
+            &self.public_tool_list,
+            "PUBLIC_TOOL_LIST",
+            "public-tool-list",
+            true,
+        )?;
         g.rate_per_ip = num(
             &self.rate_limit_per_ip,
             "RATE_LIMIT_PER_IP",
+            "rate-limit-per-ip",
             600,
             1,
             1_000_000,
@@ -190,6 +184,7 @@ impl ServeArgs {
         g.rate_per_credential = num(
             &self.rate_limit_per_credential,
             "RATE_LIMIT_PER_CREDENTIAL",
+            "rate-limit-per-credential",
             600,
             1,
             1_000_000,
@@ -197,6 +192,7 @@ impl ServeArgs {
         g.auth_failures_per_minute = num(
             &self.auth_failures_per_minute,
             "AUTH_FAILURES_PER_MINUTE",
+            "auth-failures-per-minute",
             10,
             1,
             100_000,
@@ -204,6 +200,7 @@ impl ServeArgs {
         g.max_body_bytes = num(
             &self.max_body_bytes,
             "MAX_BODY_BYTES",
+            "max-body-bytes",
             1 << 20,
             1024,
             1 << 30,
@@ -211,11 +208,19 @@ impl ServeArgs {
         g.request_timeout = Duration::from_secs(num(
             &self.request_timeout,
             "REQUEST_TIMEOUT_SECS",
+            "request-timeout",
             120,
             1,
             3600,
         )?);
-        g.max_sessions = num(&self.max_sessions, "MAX_SESSIONS", 256, 1, 100_000)? as usize;
+        g.max_sessions = num(
+            &self.max_sessions,
+            "MAX_SESSIONS",
+            "max-sessions",
+            256,
+            1,
+            100_000,
+        )? as usize;
         if let Some(list) = list(&self.trusted_proxies) {
             g.trusted_proxies = list
                 .iter()

@@ -154,9 +154,12 @@ impl Server {
         origin: &CallOrigin,
     ) -> Option<ToolOutput> {
         let started = std::time::Instant::now();
-        // Digest of the arguments with secret values masked: a weak password must not be
-        // confirmable by hashing guesses against the audit log.
-        let digest = crate::exec::confirm::digest(name, &crate::exec::redact(&arguments, true));
+        // Digest of the arguments with secret values masked (a weak password must not be
+        // confirmable by hashing guesses against the log); computed only when there is a log.
+        let digest =
+            self.shared.audit.as_ref().map(|_| {
+                crate::exec::confirm::digest(name, &crate::exec::redact(&arguments, true))
+            });
         let out = match &origin.token {
             Some(token) => {
                 let exec = self
@@ -180,7 +183,7 @@ impl Server {
                 actor: &origin.actor,
                 transport: origin.transport,
                 tool: name,
-                args_digest: &digest,
+                args_digest: digest.as_deref().unwrap_or_default(),
                 facts: out.as_ref().map_or(&unknown, |o| &o.facts),
                 duration_ms: started.elapsed().as_millis() as u64,
             });

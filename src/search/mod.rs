@@ -379,8 +379,11 @@ impl SearchIndex {
         let filtered = opts.domain.is_some() || opts.read_only.is_some();
         let candidates = if filtered { 200 } else { 60 };
         let top = searcher.search(&query, &TopDocs::with_limit(candidates).order_by_score())?;
-        // Analysed tokens of the words the user typed (not corrected, not from the vocabulary).
-        let typed: HashSet<String> = {
+        // Analysed tokens of the words the user typed (not corrected, not from the vocabulary);
+        // only the typo guard below needs them.
+        let typed: HashSet<String> = if !analysis.intent_from_typo {
+            HashSet::new()
+        } else {
             let mut analyzer = self.analyzer.clone();
             let mut out = HashSet::new();
             for t in analysis.terms.iter().filter(|t| t.origin == Origin::Typed) {

@@ -88,7 +88,7 @@ fn end_to_end() {
         let rounds = 3000;
         for i in 0..rounds + 200 {
             let t = Instant::now();
-            let out = tools::execute::run(&state, &ctx, &input).await;
+            let out = tools::execute::run(&state, &ctx, &aegis_gitea_mcp::exec::Caller::local(), &input).await;
             let d_ours = t.elapsed();
             assert!(!out.is_error, "{}", out.text);
             let t = Instant::now();

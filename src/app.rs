@@ -31,6 +31,12 @@ pub enum Error {
     /// Building the search index failed.
     #[error(transparent)]
     Search(#[from] search::Error),
+    /// The policy settings name actions this document does not have.
+    #[error(
+        "DISABLED_TOOLS (--disabled-tools): {} match no action name, operationId or domain of this API description; fix the spelling, or set DISABLED_TOOLS_ALLOW_UNKNOWN=true to accept entries for other versions",
+        .0.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownDisabled(Vec<String>),
 }
 
 /// A loaded document and where it came from.
@@ -42,12 +48,20 @@ pub struct LoadedSpec {
     pub source: SpecSource,
 }
 
-/// Loads the API description from the configured source and checks its pin.
-pub async fn load_spec(config: &Config, client: &GiteaClient) -> Result<LoadedSpec, Error> {
+/// Largest API description read from an instance (Gitea's is about 1 MB).
+pub const MAX_SPEC_BYTES: usize = 32 << 20;
+
+/// Loads the API description from the configured source and checks its pin; `token` is the
+/// server's own (the document is the same for every caller).
+pub async fn load_spec(
+    config: &Config,
+    client: &GiteaClient,
+    token: Option<&crate::config::Secret>,
+) -> Result<LoadedSpec, Error> {
     let source = SpecSource::choose(config.spec.as_deref(), Path::new(DEFAULT_PINNED_SPEC));
     let (bytes, pin_file) = match &source {
         SpecSource::File(p) => (spec::read_spec_file(p)?, Some(p.as_path())),
-        SpecSource::Instance => (client.fetch_spec().await?, None),
+        SpecSource::Instance => (client.fetch_spec(token, MAX_SPEC_BYTES).await?, None),
     };
     let pin = spec::read_pin(config.spec_sha256.as_deref(), pin_file)?;
     spec::verify_pin(&bytes, pin.as_deref())?;
@@ -89,6 +103,9 @@ impl State {
     pub fn new(spec: &Spec, config: &Config) -> Result<State, Error> {
         let catalog = Arc::new(Catalog::build(spec)?);
         let policy = Policy::new(&catalog, &config.policy);
+        if !policy.unmatched_disabled().is_empty() && !config.policy.allow_unknown_disabled {
+            return Err(Error::UnknownDisabled(policy.unmatched_disabled().to_vec()));
+        }
         let index = LazyIndex::start(Arc::clone(&catalog));
         let validators = Validators::new(&catalog);
         Ok(State {

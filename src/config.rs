@@ -99,6 +99,10 @@ pub struct GlobalArgs {
     )]
     pub disabled_tools: Option<String>,
 
+    /// Accept DISABLED_TOOLS entries that match nothing (warned about) instead of refusing to start (true/false)
+    #[arg(long = "disabled-tools-allow-unknown", env = "DISABLED_TOOLS_ALLOW_UNKNOWN", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub disabled_tools_allow_unknown: Option<String>,
+
     /// PEM bundle of extra CA certificates to trust for the instance
     #[arg(
         long = "gitea-ca-file",
@@ -268,6 +272,12 @@ impl Config {
             read_only,
             disabled: PolicyConfig::parse_list(args.disabled_tools.as_deref().unwrap_or("")),
             unknown_toolsets,
+            allow_unknown_disabled: bool_value(
+                args.disabled_tools_allow_unknown.as_deref(),
+                "DISABLED_TOOLS_ALLOW_UNKNOWN",
+                "disabled-tools-allow-unknown",
+                false,
+            )?,
         };
         let flag =
             |v: &Option<String>, variable: &'static str, flag: &'static str, default: bool| {
@@ -433,7 +443,8 @@ fn parse_gitea_url(text: &str) -> Result<reqwest::Url, Error> {
     };
     let mut url = reqwest::Url::parse(text.trim()).map_err(|e| {
         err(format!(
-            "expected an absolute http(s) URL such as https://gitea.example.com, got {text:?} ({e})"
+            "expected an absolute http(s) URL such as https://gitea.example.com, got {:?} ({e})",
+            without_userinfo(text)
         ))
     })?;
     if url.scheme() != "http" && url.scheme() != "https" {
@@ -462,6 +473,20 @@ fn parse_gitea_url(text: &str) -> Result<reqwest::Url, Error> {
         .to_string();
     url.set_path(&trimmed);
     Ok(url)
+}
+
+/// A URL-like text with anything between `scheme://` and the last `@` of its authority masked,
+/// so an error can quote a malformed URL without its password.
+fn without_userinfo(text: &str) -> String {
+    let (scheme, rest) = match text.find("://") {
+        Some(i) => (&text[..i + 3], &text[i + 3..]),
+        None => ("", text),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}***@{}", &rest[at + 1..]),
+        None => text.to_string(),
+    }
 }
 
 fn validate_token(t: &str) -> Result<Secret, Error> {
@@ -504,6 +529,22 @@ mod tests {
             let err = parse_gitea_url(bad).unwrap_err().to_string();
             assert!(err.starts_with("GITEA_URL (--gitea-url): "), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn malformed_urls_are_quoted_without_their_password() {
+        for bad in [
+            "https://user:hunter2@git.example.com:99999/",
+            "https://hunter2@git example.com",
+            "hunter2@:/x",
+        ] {
+            let err = parse_gitea_url(bad).unwrap_err().to_string();
+            assert!(!err.contains("hunter2"), "{bad}: {err}");
+        }
+        assert_eq!(
+            without_userinfo("https://a:b@h:1/p@q"),
+            "https://***@h:1/p@q"
+        );
     }
 
     #[test]

@@ -51,7 +51,17 @@ pub mod gitea;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
+pub mod outbound;
 pub mod policy;
 pub mod search;
 pub mod spec;
 pub mod tools;
+
+/// How many cases a property test runs: `default`, or `PROPTEST_CASES` for a longer soak.
+#[cfg(test)]
+pub(crate) fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -1,4 +1,4 @@
-//! The catalog built from `tests/fixtures/gitea-mini.swagger.json`: 24 operations in Gitea's
+//! The catalog built from `tests/fixtures/gitea-mini.swagger.json`: 28 operations in Gitea's
 //! template form, chosen to exercise every shape the catalog has to handle (JSON bodies,
 //! multipart uploads, text and binary answers, a deprecated operation, a recursive definition,
 //! and the `OAuth2` / `Oauth2` name collision settled by `spec/overrides.toml`).
@@ -62,7 +62,7 @@ fn raw_operations(raw: &Value) -> Vec<(String, String, String)> {
 fn every_operation_appears_exactly_once() {
     let (raw, catalog) = fixture();
     let raw_ops = raw_operations(&raw);
-    assert_eq!(raw_ops.len(), 24, "the fixture has 24 operations");
+    assert_eq!(raw_ops.len(), 28, "the fixture has 28 operations");
     assert_eq!(catalog.len(), raw_ops.len());
 
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -108,20 +108,24 @@ fn names_follow_the_rules_and_the_override() {
         ("issueSearchIssues", "gitea_issue_search"),
         ("notifyGetList", "gitea_notification_get_list"),
         ("orgListTeams", "gitea_team_list"),
+        ("repoCreateBranch", "gitea_repo_create_branch"),
         ("repoCreatePullRequest", "gitea_pull_create"),
         (
             "repoCreateReleaseAttachment",
             "gitea_release_create_attachment",
         ),
         ("repoDelete", "gitea_repo_delete"),
+        ("repoDeleteBranch", "gitea_repo_delete_branch"),
         (
             "repoDownloadPullDiffOrPatch",
             "gitea_pull_download_diff_or_patch",
         ),
         ("repoEdit", "gitea_repo_edit"),
         ("repoGet", "gitea_repo_get"),
+        ("repoGetBranch", "gitea_repo_get_branch"),
         ("repoGetContents", "gitea_repo_get_contents"),
         ("repoGetRawFile", "gitea_repo_get_raw_file"),
+        ("repoListBranches", "gitea_repo_list_branches"),
         ("repoListPullRequests", "gitea_pull_list"),
         ("repoMergePullRequest", "gitea_pull_merge"),
         ("repoSearch", "gitea_repo_search"),

@@ -70,7 +70,7 @@ fn json_rows(o: &Output) -> Vec<Value> {
 fn json_rows_have_exactly_the_documented_fields() {
     let dir = tmp();
     let rows = json_rows(&catalog(dir.path(), &["--json"], &[]));
-    assert_eq!(rows.len(), 24);
+    assert_eq!(rows.len(), 28);
     let expected: BTreeSet<&str> = [
         "name",
         "operation_id",
@@ -198,7 +198,7 @@ fn a_pin_mismatch_names_both_hashes() {
         &["--json"],
         &[("GITEA_SPEC_SHA256", &upper)],
     ));
-    assert_eq!(rows.len(), 24);
+    assert_eq!(rows.len(), 28);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use aegis_gitea_mcp::app::State;
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
-use aegis_gitea_mcp::exec::{Context, ExecConfig};
+use aegis_gitea_mcp::exec::{Caller, Context, ExecConfig};
 use aegis_gitea_mcp::spec::Spec;
 use aegis_gitea_mcp::tools::{self, ToolOutput};
 use base64::Engine as _;
@@ -131,7 +131,7 @@ impl Harness {
 
     /// `gitea_execute_action` with a full input object and an executor.
     async fn execute_as(&self, ctx: &Context, input: Value) -> ToolOutput {
-        let out = tools::execute::run(&self.state, ctx, &input).await;
+        let out = tools::execute::run(&self.state, ctx, &Caller::local(), &input).await;
         self.record(out)
     }
 
@@ -143,7 +143,7 @@ impl Harness {
 
     /// `gitea_api_request` as alice.
     async fn raw(&self, input: Value) -> ToolOutput {
-        let out = tools::raw::run(&self.state, &self.ctx, &input).await;
+        let out = tools::raw::run(&self.state, &self.ctx, &Caller::local(), &input).await;
         self.record(out)
     }
 
@@ -706,8 +706,11 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
             "/repos/alice/demo/issues",
         ),
     ] {
-        let Some(h) =
-            Harness::start(|a| a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"))).await
+        let Some(h) = Harness::start(|a| {
+            a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"));
+            a.disabled_tools_allow_unknown = Some("true".into());
+        })
+        .await
         else {
             return;
         };
@@ -1030,11 +1033,13 @@ async fn reads_are_retried_and_writes_are_sent_once() {
     assert_error(
         &out,
         &[
-            "could not complete the request",
-            "may or may not have reached Gitea",
+            "the connection to Gitea failed",
+            "may have been applied",
+            "check with gitea_issue_list before repeating it",
         ],
     );
-    assert_eq!(out.structured["code"], "transport");
+    assert_eq!(out.structured["code"], "outcome_unknown");
+    assert_eq!(out.facts.kind, aegis_gitea_mcp::audit::OutcomeKind::Unknown);
     assert_eq!(h.fake.count("POST", "/repos/alice/demo/issues"), 1);
     // … on a GET: retried.
     h.fake.clear_requests();
@@ -1438,6 +1443,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_repo("alice", "two");
     h.fake.seed_repo("alice", "three");
+    h.fake.seed_repo("alice", "four");
     h.fake.clear_requests();
     let delete = |repo: &str, confirm: Option<&str>| {
         let mut input =
@@ -1482,7 +1488,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     let out = delete("two", None).await;
     let for_two = out.structured["confirm"].as_str().unwrap().to_string();
     let out = delete("three", Some(&for_two)).await;
-    assert_error(&out, &["different action or different arguments"]);
+    assert_error(&out, &["issued for a different call"]);
     let fresh = out.structured["confirm"]
         .as_str()
         .expect("a fresh token")
@@ -1490,27 +1496,30 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert_ne!(fresh, for_two);
     assert!(h.fake.repo_exists("alice", "two") && h.fake.repo_exists("alice", "three"));
     assert_eq!(h.fake.requests().len(), 1, "only the first delete was sent");
-    // The wrong attempt used the token up, even for its own arguments.
+    // A wrong attempt stores nothing (its tag did not verify): the token still confirms the
+    // call it was issued for, once.
+    let out = delete("two", Some(&for_two)).await;
+    assert_ok_status(&out, 204);
+    assert!(!h.fake.repo_exists("alice", "two"));
     let out = delete("two", Some(&for_two)).await;
     assert_error(&out, &["already used"]);
-    assert!(h.fake.repo_exists("alice", "two"));
     // The fresh token works for the arguments it was issued for.
     let out = delete("three", Some(&fresh)).await;
     assert_ok_status(&out, 204);
     assert!(!h.fake.repo_exists("alice", "three"));
     // A forged token is refused.
     let out = delete(
-        "two",
-        Some("c9999999999.abcdef01.00000000000000000000000000000000"),
+        "four",
+        Some("c9999999999.abcdef0123456789.00000000000000000000000000000000"),
     )
     .await;
-    assert!(out.is_error, "{}", out.text);
-    assert!(h.fake.repo_exists("alice", "two"));
+    assert_error(&out, &["issued for a different call"]);
+    assert!(h.fake.repo_exists("alice", "four"));
 
     // Raw DELETE of the same route is destructive too.
     h.fake.clear_requests();
     let out = h
-        .raw(json!({"method": "DELETE", "path": "/repos/alice/two"}))
+        .raw(json!({"method": "DELETE", "path": "/repos/alice/four"}))
         .await;
     assert_eq!(
         out.structured["confirmation_required"], true,
@@ -1521,10 +1530,10 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     let token = out.structured["confirm"].as_str().unwrap().to_string();
     assert!(h.fake.requests().is_empty());
     let out = h
-        .raw(json!({"method": "DELETE", "path": "/repos/alice/two", "confirm": token}))
+        .raw(json!({"method": "DELETE", "path": "/repos/alice/four", "confirm": token}))
         .await;
     assert_ok_status(&out, 204);
-    assert!(!h.fake.repo_exists("alice", "two"));
+    assert!(!h.fake.repo_exists("alice", "four"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1917,7 +1926,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         let out = h
             .exec("gitea_issue_create", json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}))
             .await;
-        assert!(out.is_error && out.text.contains("may or may not"), "{}", out.text);
+        assert!(out.is_error && out.text.contains("may have been applied"), "{}", out.text);
         h.fake
             .inject(Fault::MalformedJson.on("GET", "/repos/alice/demo"));
         assert!(h.exec("gitea_repo_get", repo.clone()).await.is_error);

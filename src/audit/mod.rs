@@ -46,6 +46,9 @@ pub enum OutcomeKind {
     DryRun,
     /// A destructive call waiting for its confirmation.
     ConfirmationRequired,
+    /// A write was sent but no answer came (timeout, broken connection): it may or may not
+    /// have been applied.
+    Unknown,
 }
 
 impl OutcomeKind {
@@ -61,6 +64,7 @@ impl OutcomeKind {
             OutcomeKind::Denied(_) => "denied",
             OutcomeKind::DryRun => "dry-run",
             OutcomeKind::ConfirmationRequired => "confirmation-required",
+            OutcomeKind::Unknown => "unknown",
         }
     }
 }

@@ -1,9 +1,10 @@
 //! `aegis-gitea-mcp call`: the execute tool from the command line, for scripts.
 
 use aegis_gitea_mcp::app::{self, State};
-use aegis_gitea_mcp::audit::{AuditLog, Entry};
+use aegis_gitea_mcp::audit::AuditLog;
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::exec::{Confirmations, Context, ExecConfig};
+use aegis_gitea_mcp::mcp::{CallOrigin, Server, Surface};
 use aegis_gitea_mcp::tools;
 use serde_json::{Value, json};
 
@@ -57,31 +58,24 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
         &key_material,
         used_file,
     ));
-    let loaded = app::load_spec(config, &ctx.client).await?;
+    let loaded = app::load_spec(config, &ctx.client, ctx.server_token()).await?;
     let mut state = State::new(&loaded.spec, config)?;
     if let Some(scopes) = ctx.token_scopes().await {
         state.restrict_to_token_scopes(&scopes);
     }
+    let audit = match &config.audit_log {
+        Some(target) => Some(AuditLog::open(target)?),
+        None => None,
+    };
+    // The same entry point as every transport: audit, scrubbing and bounds included.
+    let server = Server::new(state, ctx, Surface::Dynamic, audit);
     let mut input = json!({"action": args.action, "arguments": arguments, "dry_run": args.dry_run});
     if let Some(c) = &args.confirm {
         input["confirm"] = json!(c);
     }
-    let started = std::time::Instant::now();
-    let out = tools::execute::run(&state, &ctx, &input).await;
-    if let Some(target) = &config.audit_log {
-        let digest = aegis_gitea_mcp::exec::confirm::digest(
-            tools::execute::NAME,
-            &aegis_gitea_mcp::exec::redact(&input, true),
-        );
-        AuditLog::open(target)?.record(&Entry {
-            actor: "local",
-            transport: "cli",
-            tool: tools::execute::NAME,
-            args_digest: &digest,
-            facts: &out.facts,
-            duration_ms: started.elapsed().as_millis() as u64,
-        });
-    }
+    let out = server
+        .call(tools::execute::NAME, input, &CallOrigin::local("cli"))
+        .await;
     println!("{}", serde_json::to_string_pretty(&out.structured)?);
     if out.is_error {
         eprintln!("{}", out.text);

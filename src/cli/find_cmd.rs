@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use aegis_gitea_mcp::app::{self, State};
 use aegis_gitea_mcp::catalog::{Catalog, Domain};
 use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::gitea::GiteaClient;
+use aegis_gitea_mcp::gitea::{ClientConfig, GiteaClient};
 use aegis_gitea_mcp::search::{self, SearchIndex, SearchOptions};
 use aegis_gitea_mcp::tools;
 use anyhow::Context;
@@ -54,8 +54,8 @@ pub struct EvalArgs {
 }
 
 async fn load(config: &Config) -> anyhow::Result<State> {
-    let client = GiteaClient::new(config)?;
-    let loaded = app::load_spec(config, &client).await?;
+    let client = GiteaClient::new(&ClientConfig::from_config(config))?;
+    let loaded = app::load_spec(config, &client, config.token.as_ref()).await?;
     Ok(State::new(&loaded.spec, config)?)
 }
 

@@ -8,7 +8,7 @@ use aegis_gitea_mcp::audit::AuditLog;
 use aegis_gitea_mcp::config::{self, Config};
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::http::{ApiKeys, AuthMode, GatewayConfig};
-use aegis_gitea_mcp::mcp::http::{self, HttpOptions};
+use aegis_gitea_mcp::mcp::http::HttpOptions;
 use aegis_gitea_mcp::mcp::{self, Server, Surface};
 
 use super::{Exit, UsageError};
@@ -98,6 +98,23 @@ pub struct ServeArgs {
     /// Most MCP sessions at once [default: 256]
     #[arg(long = "max-sessions", env = "MAX_SESSIONS", value_name = "N")]
     max_sessions: Option<String>,
+    /// Most MCP sessions one credential may hold at once [default: 32]
+    #[arg(
+        long = "max-sessions-per-credential",
+        env = "MAX_SESSIONS_PER_CREDENTIAL",
+        value_name = "N"
+    )]
+    max_sessions_per_credential: Option<String>,
+    /// Most open HTTP connections at once [default: 1024]
+    #[arg(long = "max-connections", env = "MAX_CONNECTIONS", value_name = "N")]
+    max_connections: Option<String>,
+    /// Seconds a connection may take to send request headers, or stay idle between requests [default: 10]
+    #[arg(
+        long = "header-timeout",
+        env = "HEADER_TIMEOUT_SECS",
+        value_name = "SECS"
+    )]
+    header_timeout: Option<String>,
     /// Comma-separated addresses of reverse proxies whose X-Forwarded-For is believed
     #[arg(long = "trusted-proxies", env = "TRUSTED_PROXIES", value_name = "LIST")]
     trusted_proxies: Option<String>,
@@ -106,7 +123,7 @@ pub struct ServeArgs {
 /// Builds the server: document → catalog → policy (with the token's scopes) → index.
 pub async fn build(config: &Config, surface: Surface) -> anyhow::Result<Server> {
     let ctx = Context::new(config, ExecConfig::from_config(config))?;
-    let loaded = app::load_spec(config, &ctx.client).await?;
+    let loaded = app::load_spec(config, &ctx.client, ctx.server_token()).await?;
     let mut state = State::new(&loaded.spec, config)?;
     for w in state.policy.warnings() {
         tracing::warn!("{w}");
@@ -221,6 +238,30 @@ impl ServeArgs {
             1,
             100_000,
         )? as usize;
+        g.max_sessions_per_credential = num(
+            &self.max_sessions_per_credential,
+            "MAX_SESSIONS_PER_CREDENTIAL",
+            "max-sessions-per-credential",
+            32,
+            1,
+            100_000,
+        )? as usize;
+        g.max_connections = num(
+            &self.max_connections,
+            "MAX_CONNECTIONS",
+            "max-connections",
+            1024,
+            1,
+            1_000_000,
+        )? as usize;
+        g.header_timeout = Duration::from_secs(num(
+            &self.header_timeout,
+            "HEADER_TIMEOUT_SECS",
+            "header-timeout",
+            10,
+            1,
+            3600,
+        )?);
         if let Some(list) = list(&self.trusted_proxies) {
             g.trusted_proxies = list
                 .iter()
@@ -279,8 +320,12 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
         mcp::serve_stdio(server).await?;
         return Ok(Exit::Ok);
     };
+    let (max_connections, header_timeout) = (gateway.max_connections, gateway.header_timeout);
     let router =
         aegis_gitea_mcp::http::router(server, gateway).map_err(|e| UsageError(e.to_string()))?;
-    http::serve(router, addr).await?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    aegis_gitea_mcp::http::serve(router, listener, max_connections, header_timeout).await?;
     Ok(Exit::Ok)
 }

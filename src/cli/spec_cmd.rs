@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::Catalog;
-use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::gitea::GiteaClient;
+use aegis_gitea_mcp::config::{Config, Secret};
+use aegis_gitea_mcp::gitea::{ClientConfig, GiteaClient};
 use aegis_gitea_mcp::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecDiff};
 use anyhow::Context;
 
@@ -28,15 +29,16 @@ pub enum SpecCommand {
 }
 
 pub async fn run(config: &Config, cmd: &SpecCommand) -> anyhow::Result<Exit> {
-    let client = GiteaClient::new(config)?;
+    let client = GiteaClient::new(&ClientConfig::from_config(config))?;
+    let token = config.token.as_ref();
     match cmd {
-        SpecCommand::Pin { output } => pin(&client, output).await,
-        SpecCommand::Check { pinned } => check(&client, pinned).await,
+        SpecCommand::Pin { output } => pin(&client, token, output).await,
+        SpecCommand::Check { pinned } => check(&client, token, pinned).await,
     }
 }
 
-async fn pin(client: &GiteaClient, output: &Path) -> anyhow::Result<Exit> {
-    let bytes = client.fetch_spec().await?;
+async fn pin(client: &GiteaClient, token: Option<&Secret>, output: &Path) -> anyhow::Result<Exit> {
+    let bytes = client.fetch_spec(token, app::MAX_SPEC_BYTES).await?;
     // Refuse to pin a document this server could not serve.
     let spec = Spec::parse(&bytes).context("the instance's document cannot be used")?;
     let catalog = Catalog::build(&spec).context("the instance's document cannot be used")?;
@@ -62,11 +64,15 @@ async fn pin(client: &GiteaClient, output: &Path) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-async fn check(client: &GiteaClient, pinned: &Path) -> anyhow::Result<Exit> {
+async fn check(
+    client: &GiteaClient,
+    token: Option<&Secret>,
+    pinned: &Path,
+) -> anyhow::Result<Exit> {
     let old = Spec::parse(&spec::read_spec_file(pinned)?)
         .with_context(|| format!("cannot use the pinned document {}", pinned.display()))?;
-    let new =
-        Spec::parse(&client.fetch_spec().await?).context("cannot use the instance's document")?;
+    let new = Spec::parse(&client.fetch_spec(token, app::MAX_SPEC_BYTES).await?)
+        .context("cannot use the instance's document")?;
     let diff = SpecDiff::between(&old, &new);
     println!("pinned:   {} sha256 {}", pinned.display(), old.sha256);
     println!(

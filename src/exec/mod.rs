@@ -13,14 +13,14 @@ pub mod request;
 pub mod response;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::audit::{Facts, OutcomeKind};
 use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
-use crate::config::Config;
-use crate::gitea::{self, Body, GiteaClient, Request};
+use crate::config::{Config, Secret};
+use crate::gitea::{self, Body, ClientConfig, GiteaClient, Request};
 use crate::policy::{Allowed, Policy, WithheldReason};
 use crate::search::{LazyIndex, SearchOptions};
 pub use args::{ValidatedArgs, Validators};
@@ -34,6 +34,9 @@ pub enum Error {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Gitea(#[from] gitea::Error),
+    /// No key for confirmation tokens could be drawn.
+    #[error(transparent)]
+    Random(#[from] confirm::RandomError),
 }
 
 /// How long a confirmation token stays valid.
@@ -73,6 +76,79 @@ impl ExecConfig {
     }
 }
 
+/// Which Gitea credential a call uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// The server's own token (stdio, the CLI, API-key and unauthenticated HTTP callers).
+    Server,
+    /// The caller's own Gitea token (pass-through mode); the server's token is never used.
+    Own(Secret),
+}
+
+/// Who a call is made for. Every function that reaches Gitea on a caller's behalf takes one:
+/// there is no default, so no path can forget whose credential and identity apply.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    principal: String,
+    credential: Credential,
+    /// Other secrets the caller presented (an API key): scrubbed from answers like tokens.
+    presented: Vec<Secret>,
+    deadline: Option<Instant>,
+}
+
+impl Caller {
+    /// A caller named `principal` (an API-key label, a Gitea login, `local`, `anonymous`).
+    pub fn new(principal: impl Into<String>, credential: Credential) -> Caller {
+        Caller {
+            principal: principal.into(),
+            credential,
+            presented: Vec::new(),
+            deadline: None,
+        }
+    }
+
+    /// The local user of stdio and the CLI, with the server's token.
+    pub fn local() -> Caller {
+        Caller::new("local", Credential::Server)
+    }
+
+    /// Records a secret the caller presented (never sent anywhere; scrubbed from answers).
+    pub fn with_presented(mut self, secret: Secret) -> Caller {
+        self.presented.push(secret);
+        self
+    }
+
+    /// The moment by which the caller needs an answer (the HTTP gateway's time limit).
+    pub fn with_deadline(mut self, deadline: Instant) -> Caller {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Who calls: confirmation tokens and audit records are bound to this name.
+    pub fn principal(&self) -> &str {
+        &self.principal
+    }
+
+    /// The credential the caller's requests use.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
+    }
+
+    /// When the caller stops waiting, if ever.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The caller's own secrets: its Gitea token and whatever else it presented.
+    pub fn secrets(&self) -> impl Iterator<Item = &Secret> {
+        let own = match &self.credential {
+            Credential::Own(t) => Some(t),
+            Credential::Server => None,
+        };
+        own.into_iter().chain(&self.presented)
+    }
+}
+
 /// The executor's process-wide state: the client, the settings, the confirmation tokens.
 #[derive(Debug)]
 pub struct Context {
@@ -80,51 +156,52 @@ pub struct Context {
     pub client: GiteaClient,
     /// The settings.
     pub config: ExecConfig,
-    /// Outstanding confirmation tokens (shared by every caller's context).
+    /// Outstanding confirmation tokens (shared by every caller).
     pub confirmations: Arc<Confirmations>,
-    /// Who calls (pass-through mode): confirmation tokens are bound to them.
-    pub principal: Option<String>,
+    /// The server's own token, for callers with [`Credential::Server`].
+    server_token: Option<Secret>,
 }
 
+/// Largest answer read from Gitea for small service reads (`/user`, `/token`, `/version`).
+pub const SMALL_READ_LIMIT: usize = 64 * 1024;
+
 impl Context {
-    /// The same executor acting for one caller with their own Gitea token (pass-through mode).
-    /// Cheap: the HTTP client and the confirmation store are shared.
-    pub fn for_caller(&self, principal: &str, token: Option<crate::config::Secret>) -> Context {
-        Context {
-            client: self.client.with_token(token),
-            config: self.config.clone(),
-            confirmations: Arc::clone(&self.confirmations),
-            principal: Some(principal.to_string()),
-        }
-    }
-
-    /// Binds a digest to the caller, so one caller cannot redeem another's confirmation.
-    fn bind(&self, digest: String) -> String {
-        match &self.principal {
-            Some(p) => crate::spec::sha256_hex(format!("{p}\n{digest}").as_bytes()),
-            None => digest,
-        }
-    }
-
     /// Builds the executor.
     pub fn new(config: &Config, exec: ExecConfig) -> Result<Context, Error> {
-        let client = GiteaClient::new(config)?;
-        let confirmations = Arc::new(Confirmations::new(exec.confirm_ttl));
+        let client = GiteaClient::new(&ClientConfig::from_config(config))?;
+        let confirmations = Arc::new(Confirmations::new(exec.confirm_ttl)?);
         Ok(Context {
             client,
             config: exec,
             confirmations,
-            principal: None,
+            server_token: config.token.clone(),
         })
     }
 
-    /// Reads the token's scopes (`GET /api/v1/token`, newer Gitea). `None` when they cannot be
-    /// read (older Gitea, no token): then nothing is withheld for scopes and a 403 is explained
-    /// with the scope the route needs.
+    /// The token a caller's requests carry.
+    pub fn token_for<'a>(&'a self, caller: &'a Caller) -> Option<&'a Secret> {
+        match &caller.credential {
+            Credential::Server => self.server_token.as_ref(),
+            Credential::Own(t) => Some(t),
+        }
+    }
+
+    /// The server's own token (start-up checks, `/health`).
+    pub fn server_token(&self) -> Option<&Secret> {
+        self.server_token.as_ref()
+    }
+
+    /// Reads the server token's scopes (`GET /api/v1/token`, newer Gitea). `None` when they
+    /// cannot be read (older Gitea, no token): then nothing is withheld for scopes and a 403 is
+    /// explained with the scope the route needs.
     pub async fn token_scopes(&self) -> Option<Vec<String>> {
         let bytes = self
             .client
-            .get_bytes(&format!("{}/token", gitea::API_PREFIX))
+            .get_bytes(
+                &format!("{}/token", gitea::API_PREFIX),
+                self.server_token.as_ref(),
+                SMALL_READ_LIMIT,
+            )
             .await
             .ok()?;
         let v: Value = serde_json::from_slice(&bytes).ok()?;
@@ -165,12 +242,21 @@ pub struct Call<'a> {
     pub confirm: Option<&'a str>,
 }
 
-/// Runs one call of an action.
-pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
+/// Longest piece of caller input repeated in an answer (names, methods, paths).
+const ECHO_CHARS: usize = 200;
+
+fn echo(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::outbound::clip(s, ECHO_CHARS)
+}
+
+/// Runs one call of an action for `caller`.
+pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: &Call<'_>) -> Outcome {
     let Some(action) = env.catalog.get(call.action) else {
         return unknown_action(env, call.action);
     };
-    let index = env.catalog.index_of(&action.name).unwrap_or(usize::MAX);
+    let Some(index) = env.catalog.index_of(&action.name) else {
+        return unknown_action(env, call.action);
+    };
     let allowed = match env.policy.check(index) {
         Ok(a) => a,
         Err(reason) => {
@@ -195,10 +281,11 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
         }
     };
     let digest = || {
-        ctx.bind(confirm::digest(
+        confirm::digest(
+            caller.principal(),
             action.name.as_str(),
             &Value::Object(args.as_map().clone()),
-        ))
+        )
     };
     let guard = Guard {
         name: action.name.as_str(),
@@ -210,9 +297,34 @@ pub async fn call(env: Env<'_>, ctx: &Context, call: &Call<'_>) -> Outcome {
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
         return stop.about(Some(action.name.as_str()), Some(&req));
     }
-    send(ctx, Some(action), args.as_map(), &req, allowed)
-        .await
-        .about(Some(action.name.as_str()), Some(&req))
+    let check_with = read_back(env.catalog, action);
+    send(
+        ctx,
+        caller,
+        Some(action),
+        check_with,
+        args.as_map(),
+        &req,
+        allowed,
+    )
+    .await
+    .about(Some(action.name.as_str()), Some(&req))
+}
+
+/// The read action that shows whether a write took effect: a GET on the same path, else on
+/// the collection above it.
+fn read_back<'c>(catalog: &'c Catalog, action: &Action) -> Option<&'c Action> {
+    if action.method.is_read() {
+        return None;
+    }
+    let parent = action.path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+    let get = |path: &str| {
+        catalog
+            .actions()
+            .iter()
+            .find(|a| a.method == HttpMethod::Get && a.path == path)
+    };
+    get(&action.path).or_else(|| get(parent))
 }
 
 /// One raw request.
@@ -232,8 +344,8 @@ pub struct RawCall<'a> {
     pub confirm: Option<&'a str>,
 }
 
-/// Runs one raw request under the same policy as the actions.
-pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcome {
+/// Runs one raw request for `caller` under the same policy as the actions.
+pub async fn raw_call(env: Env<'_>, ctx: &Context, caller: &Caller, call: &RawCall<'_>) -> Outcome {
     if !ctx.config.raw_requests {
         return Outcome::refused(
             "raw requests are turned off on this server (RAW_REQUESTS=false); use gitea_find_action and gitea_execute_action",
@@ -244,7 +356,7 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         return Outcome::refused(
             format!(
                 "`method` must be GET, POST, PUT, PATCH or DELETE, got {:?}",
-                call.method
+                echo(call.method)
             ),
             json!({}),
         );
@@ -253,8 +365,7 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         Ok(p) => p,
         Err(e) => return Outcome::refused(e, json!({"code": "bad_path"})),
     };
-    let matched = raw::match_action(env.catalog, method, &path);
-    let (allowed, action) = match matched {
+    let (allowed, action) = match raw::match_action(env.catalog, method, &path) {
         Some((i, action)) => match env.policy.check(i) {
             Ok(a) => (a, Some(action)),
             Err(reason) => {
@@ -270,7 +381,7 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
                 json!({"code": "unknown_path"}),
             );
         }
-        None => match env.policy.check_unknown(method, &path) {
+        None => match raw::judge_unknown(env.catalog, env.policy, method, &path) {
             Ok(a) => (a, None),
             Err(reason) => return withheld(&format!("{method} {path}"), &reason),
         },
@@ -292,7 +403,7 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
                     }
                     Value::Object(_) => {
                         return Outcome::refused(
-                            format!("query parameter `{k}` must be a scalar or an array"),
+                            format!("query parameter `{}` must be a scalar or an array", echo(k)),
                             json!({}),
                         );
                     }
@@ -301,7 +412,13 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
             }
         }
         Some(other) => {
-            return Outcome::refused(format!("`query` must be an object, got {other}"), json!({}));
+            return Outcome::refused(
+                format!(
+                    "`query` must be an object, got {}",
+                    echo(&other.to_string())
+                ),
+                json!({}),
+            );
         }
     }
     let req = Request {
@@ -319,10 +436,11 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
         .map(|a| a.name.as_str().to_string())
         .unwrap_or_else(|| format!("{method} {path}"));
     let digest = || {
-        ctx.bind(confirm::digest(
+        confirm::digest(
+            caller.principal(),
             "gitea_api_request",
             &json!({"method": method.as_str(), "path": path, "query": call.query, "body": call.body}),
-        ))
+        )
     };
     let guard = Guard {
         name: &name,
@@ -334,8 +452,9 @@ pub async fn raw_call(env: Env<'_>, ctx: &Context, call: &RawCall<'_>) -> Outcom
     if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
         return stop.about(Some(&name), Some(&req));
     }
+    let check_with = action.and_then(|a| read_back(env.catalog, a));
     let args = Map::new();
-    send(ctx, action, &args, &req, allowed)
+    send(ctx, caller, action, check_with, &args, &req, allowed)
         .await
         .about(Some(&name), Some(&req))
 }
@@ -383,47 +502,50 @@ fn gate(
             },
         });
     }
-    if g.destructive && ctx.config.confirm_destructive {
-        let digest = (g.digest)();
-        let fresh = || ctx.confirmations.issue(&digest);
-        let ttl = ctx.confirmations.ttl().as_secs();
-        match confirm.map(str::trim).filter(|c| !c.is_empty()) {
-            None => {
-                let token = fresh();
-                return Some(Outcome {
-                    text: format!(
-                        "confirmation required: {} is destructive. It would send {}. To proceed, repeat the same call with \"confirm\": \"{token}\" (valid {ttl} s, once, for these exact arguments).",
-                        g.name, preview
-                    ),
-                    structured: json!({"action": g.name, "confirmation_required": true, "confirm": token, "expires_in_secs": ttl, "request": preview}),
-                    is_error: false,
-                    status: None,
-                    facts: Facts {
-                        kind: OutcomeKind::ConfirmationRequired,
-                        ..Facts::default()
-                    },
-                });
-            }
-            Some(token) => {
-                if let Err(e) = ctx.confirmations.redeem(token, &digest) {
-                    let token = fresh();
-                    return Some(Outcome::refused(
-                        format!(
-                            "{e}. A new confirmation for these exact arguments: \"confirm\": \"{token}\" (valid {ttl} s)."
-                        ),
-                        json!({"action": g.name, "confirmation_required": true, "confirm": token, "expires_in_secs": ttl, "request": preview}),
-                    ));
-                }
-            }
+    let digest = (g.digest)();
+    let ttl = ctx.confirmations.ttl().as_secs();
+    let fresh = match ctx.confirmations.issue(&digest) {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(Outcome::refused(
+                format!("{e}; destructive calls are refused until it works again"),
+                json!({"action": g.name, "code": "confirmation_unavailable"}),
+            ));
         }
+    };
+    match confirm.map(str::trim).filter(|c| !c.is_empty()) {
+        None => Some(Outcome {
+            text: format!(
+                "confirmation required: {} is destructive. It would send {}. To proceed, repeat the same call with \"confirm\": \"{fresh}\" (valid {ttl} s, once, for these exact arguments).",
+                g.name, preview
+            ),
+            structured: json!({"action": g.name, "confirmation_required": true, "confirm": fresh, "expires_in_secs": ttl, "request": preview}),
+            is_error: false,
+            status: None,
+            facts: Facts {
+                kind: OutcomeKind::ConfirmationRequired,
+                ..Facts::default()
+            },
+        }),
+        Some(token) => match ctx.confirmations.redeem(token, &digest) {
+            Ok(()) => None,
+            Err(e) => Some(Outcome::refused(
+                format!(
+                    "{e}. A new confirmation for these exact arguments: \"confirm\": \"{fresh}\" (valid {ttl} s)."
+                ),
+                json!({"action": g.name, "confirmation_required": true, "confirm": fresh, "expires_in_secs": ttl, "request": preview}),
+            )),
+        },
     }
-    None
 }
 
-/// Sends the request. Requires the policy's [`Allowed`].
+/// Sends the request for `caller`, within the caller's deadline. Requires the policy's
+/// [`Allowed`].
 async fn send(
     ctx: &Context,
+    caller: &Caller,
     action: Option<&Action>,
+    check_with: Option<&Action>,
     args: &Map<String, Value>,
     req: &Request,
     _allowed: Allowed,
@@ -434,21 +556,62 @@ async fn send(
         .limits
         .read_limit(kind)
         .max(ctx.config.limits.read_limit(ResponseKind::Json));
-    match ctx.client.send(req, limit).await {
-        Ok(resp) => response::shape(action, args, resp, ctx.config.limits),
-        Err(e) => {
-            let may_have_applied = matches!(req.method, HttpMethod::Post | HttpMethod::Patch);
-            let note = if may_have_applied {
-                " The request may or may not have reached Gitea: check its effect before repeating it."
-            } else {
-                ""
-            };
-            Outcome::refused(
-                format!("could not complete the request: {e}.{note}"),
-                json!({"code": "transport"}),
-            )
+    let sending = ctx.client.send(req, ctx.token_for(caller), limit);
+    let result = match caller.deadline() {
+        Some(deadline) => {
+            match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), sending).await {
+                Ok(r) => r,
+                Err(_) => return unanswered(req, check_with, Unanswered::Deadline),
+            }
         }
+        None => sending.await,
+    };
+    match result {
+        Ok(resp) => response::shape(action, args, resp, ctx.config.limits),
+        Err(e) if e.never_sent() || req.method.is_read() => Outcome::refused(
+            format!("could not complete the request: {e}"),
+            json!({"code": "transport"}),
+        ),
+        Err(e) => unanswered(req, check_with, Unanswered::Transport(e.to_string())),
     }
+}
+
+/// Why a sent write has no answer.
+enum Unanswered {
+    /// The caller's deadline passed first.
+    Deadline,
+    /// The connection failed after the request may have left.
+    Transport(String),
+}
+
+/// A write that may or may not have been applied: say so, say how to check, audit it as such.
+fn unanswered(req: &Request, check_with: Option<&Action>, why: Unanswered) -> Outcome {
+    if req.method.is_read() {
+        return Outcome::refused(
+            "Gitea did not answer within the time limit for an answer (REQUEST_TIMEOUT_SECS); retry later or ask for less",
+            json!({"code": "timeout"}),
+        );
+    }
+    let what = match &why {
+        Unanswered::Deadline => {
+            "Gitea did not answer within the time limit for an answer (REQUEST_TIMEOUT_SECS)"
+                .to_string()
+        }
+        Unanswered::Transport(e) => format!("the connection to Gitea failed: {e}"),
+    };
+    let check = match check_with {
+        Some(a) => format!("check with {} before repeating it", a.name),
+        None => "check its effect (read the resource) before repeating it".to_string(),
+    };
+    let mut out = Outcome::refused(
+        format!(
+            "{what}. The {} {} was sent and may have been applied: {check}.",
+            req.method, req.path
+        ),
+        json!({"code": "outcome_unknown", "may_have_been_applied": true, "check_with": check_with.map(|a| a.name.as_str())}),
+    );
+    out.facts.kind = OutcomeKind::Unknown;
+    out
 }
 
 /// The request as it would be sent, secrets redacted.
@@ -479,7 +642,7 @@ fn preview(client: &GiteaClient, req: &Request, scopes: &[String]) -> Value {
 }
 
 /// Field names whose values are secrets.
-const SECRET_FIELDS: [&str; 9] = [
+pub const SECRET_FIELDS: [&str; 9] = [
     "password",
     "passwd",
     "secret",
@@ -544,7 +707,7 @@ fn withheld(name: &str, reason: &WithheldReason) -> Outcome {
 }
 
 fn unknown_action(env: Env<'_>, name: &str) -> Outcome {
-    let text = name.replace(['_', '-'], " ");
+    let text: String = echo(name).replace(['_', '-'], " ");
     let options = SearchOptions {
         limit: 5,
         ..SearchOptions::default()
@@ -567,7 +730,7 @@ fn unknown_action(env: Env<'_>, name: &str) -> Outcome {
         )
     };
     Outcome::refused(
-        format!("unknown action {name:?}; {hint}"),
+        format!("unknown action {:?}; {hint}", echo(name)),
         json!({"code": "unknown_action", "suggestions": suggestions}),
     )
 }

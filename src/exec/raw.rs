@@ -4,9 +4,10 @@
 //! `..`, backslashes or encoded separators. The path is matched against the catalog's templates
 //! so that a withheld action cannot be reached raw.
 
-use crate::catalog::{Action, Catalog, HttpMethod};
+use crate::catalog::{Action, Catalog, HttpMethod, domain_for_path};
 use crate::exec::request::is_multi_segment;
 use crate::gitea::API_PREFIX;
+use crate::policy::{Allowed, Policy, WithheldReason};
 
 /// Longest raw path accepted.
 pub const MAX_PATH_LEN: usize = 2048;
@@ -95,6 +96,57 @@ pub fn match_action<'c>(
         .map(|(_, i, a)| (i, a))
 }
 
+/// The family of a path no action matches: the actions on the catalog's most specific
+/// templates that match a prefix of it. A template's trailing parameter may stand for several
+/// segments (Gitea routes `/branches/*` and file paths as catch-alls) and a path may go deeper
+/// than any template; either way it belongs with that template's actions. Literals only match
+/// literals, so an owner named `issues` or `search` is still an owner. Ties keep every tied
+/// template (the strictest verdict wins).
+pub fn family(catalog: &Catalog, path: &str) -> Vec<usize> {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut best = (0usize, 0usize);
+    let mut out = Vec::new();
+    for (i, a) in catalog.actions().iter().enumerate() {
+        let Some(fit) = prefix_matches(&a.path, &segments) else {
+            continue;
+        };
+        if fit > best {
+            best = fit;
+            out.clear();
+        }
+        if fit == best {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Judges a raw request to a path no action matches by its [`family`] (see
+/// [`Policy::check_unknown`]).
+pub fn judge_unknown(
+    catalog: &Catalog,
+    policy: &Policy,
+    method: HttpMethod,
+    path: &str,
+) -> Result<Allowed, WithheldReason> {
+    let family = family(catalog, path);
+    policy.check_unknown(catalog, method, &family, domain_for_path(path))
+}
+
+/// If `template` matches the first segments of the path, how many segments and how many
+/// literal bytes it matched.
+fn prefix_matches(template: &str, segments: &[&str]) -> Option<(usize, usize)> {
+    let tsegs: Vec<&str> = template.trim_start_matches('/').split('/').collect();
+    if tsegs.len() > segments.len() {
+        return None;
+    }
+    let mut literal = 0;
+    for (t, s) in tsegs.iter().zip(segments) {
+        literal += segment_matches(t, s)?;
+    }
+    Some((tsegs.len(), literal))
+}
+
 /// If `template` matches the path segments, the number of literal bytes it matched.
 fn template_matches(template: &str, segments: &[&str]) -> Option<usize> {
     let tsegs: Vec<&str> = template.trim_start_matches('/').split('/').collect();
@@ -178,6 +230,38 @@ mod tests {
             check_path("/repos/a/b/raw/docs/x%20y.md").unwrap(),
             "/repos/a/b/raw/docs/x%20y.md"
         );
+    }
+
+    fn fixture() -> Catalog {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gitea-mini.swagger.json"
+        ))
+        .unwrap();
+        Catalog::build(&crate::spec::Spec::parse(&bytes).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn unknown_paths_belong_to_their_most_specific_family() {
+        let c = fixture();
+        let paths = |f: Vec<usize>| {
+            let mut p: Vec<String> = f.iter().map(|&i| c.actions()[i].path.clone()).collect();
+            p.dedup();
+            p
+        };
+        // A branch name with a slash, and an owner that spells a literal elsewhere.
+        for path in [
+            "/repos/acme/web/branches/feature/x",
+            "/repos/issues/web/branches/feature/x",
+            "/repos/search/web/branches/x/y/z",
+        ] {
+            let f = family(&c, path);
+            assert_eq!(
+                paths(f),
+                ["/repos/{owner}/{repo}/branches/{branch}"],
+                "{path}"
+            );
+        }
     }
 
     #[test]

@@ -72,6 +72,12 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// The room for the data of one answer: half the bound, because the answer carries it
+    /// twice (as text for the model and as structured content).
+    pub fn data_budget(&self) -> usize {
+        self.max_response_bytes / 2
+    }
+
     /// How many bytes to read from Gitea for an action of this kind: room to cut JSON lists at
     /// a whole item, one more byte than allowed for files to detect an oversized one.
     pub fn read_limit(&self, kind: ResponseKind) -> usize {
@@ -123,6 +129,28 @@ fn shape_answer(
     if status >= 400 {
         return gitea_error(action, resp, structured);
     }
+    if let Some(location) = resp
+        .location
+        .as_deref()
+        .filter(|_| (300..400).contains(&status))
+    {
+        // Only writes get here: reads follow redirects in the client.
+        let location = crate::outbound::clip(location, 300);
+        structured.insert("location".into(), json!(location));
+        structured.insert(
+            "error".into(),
+            json!({"message": format!("redirected to {location}"), "hint": "writes never follow redirects"}),
+        );
+        return Outcome {
+            text: format!(
+                "Gitea answered {status}, redirecting to {location}. A write never follows a redirect, so the request was sent once and not repeated there. If the instance has moved, fix GITEA_URL; otherwise check whether the write took effect before repeating it."
+            ),
+            structured: Value::Object(structured),
+            is_error: true,
+            status: Some(status),
+            facts: Facts::default(),
+        };
+    }
     let kind = classify(action, &resp);
     let outcome_text = match kind {
         ResponseKind::Empty | ResponseKind::Redirect if resp.body.is_empty() => {
@@ -146,20 +174,29 @@ fn shape_answer(
                 };
             }
             let b64 = base64::engine::general_purpose::STANDARD.encode(&resp.body);
-            structured.insert("content_type".into(), json!(resp.content_type));
-            structured.insert("size".into(), json!(resp.body.len()));
-            structured.insert("content_base64".into(), json!(b64));
-            format!(
-                "binary content ({} bytes, {}) as base64:\n{b64}",
-                resp.body.len(),
-                resp.content_type
-                    .as_deref()
-                    .unwrap_or("application/octet-stream")
-            )
+            let content_type = resp
+                .content_type
+                .as_deref()
+                .unwrap_or("application/octet-stream");
+            let size = resp.body.len();
+            // The base64 is bounded by MAX_FILE_SIZE_BYTES and sent once when it does not fit
+            // the text's share of MAX_RESPONSE_BYTES.
+            let text = if b64.len() <= limits.data_budget() {
+                format!("binary content ({size} bytes, {content_type}) as base64:\n{b64}")
+            } else {
+                format!(
+                    "binary content ({size} bytes, {content_type}): too long for the text; the base64 is in structuredContent.content_base64 ({} characters)",
+                    b64.len()
+                )
+            };
+            structured.insert("content_type".into(), json!(content_type));
+            structured.insert("size".into(), json!(size));
+            structured.insert(crate::outbound::BASE64_FIELD.into(), json!(b64));
+            text
         }
         ResponseKind::Text | ResponseKind::Redirect | ResponseKind::Empty => {
             let text = String::from_utf8_lossy(&resp.body).into_owned();
-            let (text, cut) = cut_text(&text, limits.max_response_bytes);
+            let (text, cut) = cut_text(&text, limits.data_budget());
             if cut || resp.truncated {
                 structured.insert(
                     "truncated".into(),
@@ -210,10 +247,10 @@ fn shape_answer(
             };
             // Serialized once: the text is also the size check.
             let whole = serde_json::to_string(&data).unwrap_or_default();
-            let (data, cut, mut text) = if whole.len() <= limits.max_response_bytes {
+            let (data, cut, mut text) = if whole.len() <= limits.data_budget() {
                 (data, None, whole)
             } else {
-                let (data, cut) = fit_json(data, limits.max_response_bytes);
+                let (data, cut) = fit_json(data, limits.data_budget());
                 let text = serde_json::to_string(&data).unwrap_or_default();
                 (data, cut, text)
             };
@@ -402,6 +439,9 @@ fn paging_line(p: &Value) -> String {
     s
 }
 
+/// Longest Gitea error message repeated to the model.
+const ERROR_MESSAGE_CHARS: usize = 1000;
+
 /// Gitea's error answer as an error result with a hint.
 fn gitea_error(
     action: Option<&Action>,
@@ -413,10 +453,11 @@ fn gitea_error(
     let message = body
         .get("message")
         .and_then(Value::as_str)
-        .map(str::to_string)
+        .map(|m| crate::outbound::clip(m, ERROR_MESSAGE_CHARS).into_owned())
         .or_else(|| {
-            let t = String::from_utf8_lossy(&resp.body).trim().to_string();
-            (!t.is_empty()).then(|| t.chars().take(500).collect())
+            let t = String::from_utf8_lossy(&resp.body);
+            let t = t.trim();
+            (!t.is_empty()).then(|| crate::outbound::clip(t, ERROR_MESSAGE_CHARS).into_owned())
         })
         .unwrap_or_else(|| "(no message)".into());
     let scopes = action
@@ -437,11 +478,11 @@ fn gitea_error(
         403 => "Gitea refused: the user lacks permission for this".to_string(),
         404 => "not found: check owner, repo, index or id, and that the token's user can see the repository".to_string(),
         405 => "Gitea does not allow this here (e.g. already merged, or not allowed by settings)".to_string(),
-        409 => format!("conflict: Gitea rejected the request ({message})"),
-        422 => format!("Gitea rejected the arguments ({message}); fix them and retry"),
+        409 => "conflict: Gitea rejected the request as it stands (the message says why)".to_string(),
+        422 => "Gitea rejected the arguments (the message says which); fix them and retry".to_string(),
         429 => "rate limited by Gitea; wait and retry".to_string(),
         s if s >= 500 => "Gitea failed; retry later".to_string(),
-        _ => format!("Gitea rejected the request ({message})"),
+        _ => "Gitea rejected the request (the message says why)".to_string(),
     };
     structured.insert("error".into(), json!({"message": message, "hint": hint}));
     if !scopes.is_empty() && status == 403 {
@@ -471,6 +512,7 @@ mod tests {
             declared_len: Some(body.len() as u64),
             retry_after: None,
             attempts: 1,
+            location: None,
         }
     }
 

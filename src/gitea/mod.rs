@@ -1,12 +1,18 @@
 //! The one HTTP client towards the Gitea instance.
 //!
-//! Owns the `reqwest::Client` (rustls on the `ring` provider), the base URL, the token, the
-//! concurrency limit and the retry rule. It sends [`Request`]s and reads bounded [`Response`]s;
-//! it knows nothing about actions or policy.
+//! Owns the `reqwest::Client` (rustls on the `ring` provider), the base URL, the concurrency
+//! limit, the retry rule and the redirect rule. It sends [`Request`]s with the token it is
+//! handed (it keeps none of its own: the caller decides whose credential applies) and reads
+//! bounded [`Response`]s; it knows nothing about actions or policy.
 //!
 //! Retry rule: only idempotent methods (GET, HEAD, PUT, DELETE) are retried, on connection
 //! errors and on 429/502/503/504, with jittered exponential backoff (honouring `Retry-After`).
 //! POST and PATCH are sent exactly once: a write must never be sent twice.
+//!
+//! Redirect rule: a write never follows a redirect (the 3xx and its `Location` are the answer,
+//! so a body is never re-sent, nor turned into a GET elsewhere). A read follows at most
+//! [`MAX_REDIRECTS`] hops; credentials (`Authorization`, `Sudo`) travel only while every hop
+//! stays on the instance's own origin (LFS media on object storage is fetched without them).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,12 +31,15 @@ pub const API_PREFIX: &str = "/api/v1";
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 /// First backoff step; doubled per attempt, with jitter.
 const BACKOFF_BASE: Duration = Duration::from_millis(200);
+/// Most redirects a read follows.
+pub const MAX_REDIRECTS: usize = 5;
 
 /// Errors talking to the instance.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The client could not be built (TLS set-up, CA bundle).
+    /// The client could not be built (TLS set-up, CA bundle) or the request could not be
+    /// formed; nothing was sent.
     #[error("cannot set up the HTTP client: {0}")]
     Setup(String),
     /// The request did not complete.
@@ -40,6 +49,8 @@ pub enum Error {
         url: String,
         /// What happened.
         reason: String,
+        /// No connection was made, so nothing was sent.
+        connect: bool,
     },
     /// The instance answered with an error status.
     #[error("{url} answered {status}")]
@@ -49,6 +60,67 @@ pub enum Error {
         /// The HTTP status.
         status: u16,
     },
+    /// A read was redirected more than [`MAX_REDIRECTS`] times (or to something that is not
+    /// an http(s) URL).
+    #[error("{url}: {reason}")]
+    Redirect {
+        /// The URL that redirected.
+        url: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The answer was larger than the caller accepts.
+    #[error("{url} answered with more than {limit} bytes")]
+    TooLarge {
+        /// The URL.
+        url: String,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl Error {
+    /// True when the request certainly never left this process (so a write was not applied).
+    pub fn never_sent(&self) -> bool {
+        matches!(
+            self,
+            Error::Setup(_) | Error::Transport { connect: true, .. }
+        )
+    }
+}
+
+/// The client's own settings.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The instance's base URL.
+    pub base: reqwest::Url,
+    /// Total time a request may take.
+    pub timeout: Duration,
+    /// Time to wait for a connection.
+    pub connect_timeout: Duration,
+    /// Extra CA certificates (PEM).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Accept any certificate (labs only).
+    pub insecure: bool,
+    /// Requests in flight at once.
+    pub max_concurrency: usize,
+    /// Retries of a failed idempotent request.
+    pub retries: u32,
+}
+
+impl ClientConfig {
+    /// The client's settings out of the whole configuration.
+    pub fn from_config(config: &Config) -> ClientConfig {
+        ClientConfig {
+            base: config.gitea_url.clone(),
+            timeout: config.timeout,
+            connect_timeout: config.connect_timeout,
+            ca_file: config.ca_file.clone(),
+            insecure: config.insecure,
+            max_concurrency: config.max_concurrency,
+            retries: config.retries,
+        }
+    }
 }
 
 /// A request body.
@@ -113,6 +185,8 @@ pub struct Response {
     pub retry_after: Option<Duration>,
     /// How many attempts were made (1 without retries).
     pub attempts: u32,
+    /// `Location` of a redirect that was not followed (writes), if any.
+    pub location: Option<String>,
 }
 
 /// Installs the `ring` crypto provider for rustls once per process.
@@ -126,20 +200,29 @@ fn install_crypto_provider() {
 pub struct GiteaClient {
     http: reqwest::Client,
     base: reqwest::Url,
-    token: Option<Secret>,
     permits: Arc<Semaphore>,
     retries: u32,
 }
 
+/// One HTTP exchange, before redirects are resolved.
+struct Exchange<'a> {
+    method: reqwest::Method,
+    url: reqwest::Url,
+    token: Option<&'a Secret>,
+    sudo: Option<&'a str>,
+    body: &'a Body,
+}
+
 impl GiteaClient {
-    /// Builds the client from the configuration.
-    pub fn new(config: &Config) -> Result<GiteaClient, Error> {
+    /// Builds the client.
+    pub fn new(config: &ClientConfig) -> Result<GiteaClient, Error> {
         install_crypto_provider();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.timeout)
             .user_agent(concat!("aegis-gitea-mcp/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::limited(5));
+            // Redirects are resolved here, by the rule in the module documentation.
+            .redirect(reqwest::redirect::Policy::none());
         if let Some(path) = &config.ca_file {
             let pem = std::fs::read(path).map_err(|e| {
                 Error::Setup(format!("cannot read GITEA_CA_FILE {}: {e}", path.display()))
@@ -157,26 +240,17 @@ impl GiteaClient {
         if config.insecure {
             tracing::warn!(
                 "GITEA_INSECURE is on: TLS certificates of {} are not verified",
-                config.gitea_url
+                config.base
             );
             builder = builder.danger_accept_invalid_certs(true);
         }
         let http = builder.build().map_err(|e| Error::Setup(describe(&e)))?;
         Ok(GiteaClient {
             http,
-            base: config.gitea_url.clone(),
-            token: config.token.clone(),
+            base: config.base.clone(),
             permits: Arc::new(Semaphore::new(config.max_concurrency)),
             retries: config.retries,
         })
-    }
-
-    /// The same client acting with another token (per-user pass-through).
-    pub fn with_token(&self, token: Option<Secret>) -> GiteaClient {
-        GiteaClient {
-            token,
-            ..self.clone()
-        }
     }
 
     /// The instance's base URL.
@@ -204,42 +278,68 @@ impl GiteaClient {
         url
     }
 
-    /// GETs `path` (relative to the base URL) and returns the body of a 2xx answer.
-    pub async fn get_bytes(&self, path: &str) -> Result<Vec<u8>, Error> {
+    fn parse_url(&self, url: &str) -> Result<reqwest::Url, Error> {
+        reqwest::Url::parse(url).map_err(|e| Error::Setup(format!("bad URL {url}: {e}")))
+    }
+
+    /// GETs `path` (relative to the base URL) with `token` and returns the body of a 2xx
+    /// answer of at most `limit` bytes.
+    pub async fn get_bytes(
+        &self,
+        path: &str,
+        token: Option<&Secret>,
+        limit: usize,
+    ) -> Result<Vec<u8>, Error> {
         let url = self.url(path);
-        let mut req = self.http.get(&url);
-        if let Some(t) = &self.token {
-            req = req.header(AUTHORIZATION, auth_value(t)?);
+        let exchange = Exchange {
+            method: reqwest::Method::GET,
+            url: self.parse_url(&url)?,
+            token,
+            sudo: None,
+            body: &Body::None,
+        };
+        let resp = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| Error::Setup("client closed".into()))?;
+            self.exchange(exchange, true, limit).await?
+        };
+        if !(200..300).contains(&resp.status) {
+            return Err(Error::Status {
+                url,
+                status: resp.status,
+            });
         }
-        let resp = req.send().await.map_err(|e| Error::Transport {
-            url: url.clone(),
-            reason: describe(&e),
-        })?;
-        let status = resp.status().as_u16();
-        if !(200..300).contains(&status) {
-            return Err(Error::Status { url, status });
+        if resp.truncated {
+            return Err(Error::TooLarge { url, limit });
         }
-        let body = resp.bytes().await.map_err(|e| Error::Transport {
-            url: url.clone(),
-            reason: describe(&e),
-        })?;
-        Ok(body.to_vec())
+        Ok(resp.body)
     }
 
-    /// Downloads the instance's API description (`/swagger.v1.json`).
-    pub async fn fetch_spec(&self) -> Result<Vec<u8>, Error> {
-        self.get_bytes("/swagger.v1.json").await
+    /// Downloads the instance's API description (`/swagger.v1.json`), at most `limit` bytes.
+    pub async fn fetch_spec(&self, token: Option<&Secret>, limit: usize) -> Result<Vec<u8>, Error> {
+        self.get_bytes("/swagger.v1.json", token, limit).await
     }
 
-    /// Sends an API request and reads at most `limit` bytes of the answer, retrying idempotent
-    /// methods on transient failures.
-    pub async fn send(&self, req: &Request, limit: usize) -> Result<Response, Error> {
+    /// Sends an API request with `token` and reads at most `limit` bytes of the answer,
+    /// retrying idempotent methods on transient failures.
+    pub async fn send(
+        &self,
+        req: &Request,
+        token: Option<&Secret>,
+        limit: usize,
+    ) -> Result<Response, Error> {
         let retryable = matches!(
             req.method,
             HttpMethod::Get | HttpMethod::Head | HttpMethod::Put | HttpMethod::Delete
         );
         let max_attempts = if retryable { self.retries + 1 } else { 1 };
         let url = self.request_url(req);
+        let parsed = self.parse_url(&url)?;
+        let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
+            .map_err(|e| Error::Setup(e.to_string()))?;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -251,7 +351,14 @@ impl GiteaClient {
                     .acquire()
                     .await
                     .map_err(|_| Error::Setup("client closed".into()))?;
-                self.send_once(req, &url, limit).await
+                let exchange = Exchange {
+                    method: method.clone(),
+                    url: parsed.clone(),
+                    token,
+                    sudo: req.sudo.as_deref(),
+                    body: &req.body,
+                };
+                self.exchange(exchange, req.method.is_read(), limit).await
             };
             crate::metrics::global().upstream(started.elapsed());
             let wait = match &outcome {
@@ -278,21 +385,79 @@ impl GiteaClient {
         }
     }
 
-    async fn send_once(&self, req: &Request, url: &str, limit: usize) -> Result<Response, Error> {
-        let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
-            .map_err(|e| Error::Setup(e.to_string()))?;
-        let mut headers = HeaderMap::new();
-        if let Some(t) = &self.token {
-            headers.insert(AUTHORIZATION, auth_value(t)?);
-        }
-        if let Some(sudo) = &req.sudo {
-            let v = HeaderValue::from_str(sudo).map_err(|_| {
-                Error::Setup("the sudo user name is not a valid header value".into())
+    /// One request and, for reads, the redirects it leads to (see the module documentation).
+    async fn exchange(
+        &self,
+        first: Exchange<'_>,
+        follow: bool,
+        limit: usize,
+    ) -> Result<Response, Error> {
+        let mut url = first.url.clone();
+        // Credentials travel only while every hop stays on the instance's origin.
+        let mut trusted = same_origin(&url, &self.base);
+        let mut hops = 0;
+        loop {
+            let resp = self.once(&first, &url, trusted, limit).await?;
+            let Some(location) = resp
+                .location
+                .as_deref()
+                .filter(|_| is_redirect(resp.status))
+            else {
+                return Ok(resp);
+            };
+            if !follow {
+                return Ok(resp);
+            }
+            hops += 1;
+            let next = url.join(location).map_err(|e| Error::Redirect {
+                url: url.to_string(),
+                reason: format!("redirected to an unusable Location ({e})"),
             })?;
-            headers.insert("Sudo", v);
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(Error::Redirect {
+                    url: url.to_string(),
+                    reason: format!(
+                        "redirected to a {} URL, which is not followed",
+                        next.scheme()
+                    ),
+                });
+            }
+            if hops > MAX_REDIRECTS {
+                return Err(Error::Redirect {
+                    url: url.to_string(),
+                    reason: format!("more than {MAX_REDIRECTS} redirects"),
+                });
+            }
+            trusted = trusted && same_origin(&next, &self.base);
+            url = next;
         }
-        let mut builder = self.http.request(method, url).headers(headers);
-        builder = match &req.body {
+    }
+
+    /// One HTTP request to `url`, with credentials only when `trusted`.
+    async fn once(
+        &self,
+        ex: &Exchange<'_>,
+        url: &reqwest::Url,
+        trusted: bool,
+        limit: usize,
+    ) -> Result<Response, Error> {
+        let mut headers = HeaderMap::new();
+        if trusted {
+            if let Some(t) = ex.token {
+                headers.insert(AUTHORIZATION, auth_value(t)?);
+            }
+            if let Some(sudo) = ex.sudo {
+                let v = HeaderValue::from_str(sudo).map_err(|_| {
+                    Error::Setup("the sudo user name is not a valid header value".into())
+                })?;
+                headers.insert("Sudo", v);
+            }
+        }
+        let mut builder = self
+            .http
+            .request(ex.method.clone(), url.clone())
+            .headers(headers);
+        builder = match ex.body {
             Body::None => builder,
             Body::Json(v) => builder.json(v),
             Body::Text(text, content_type) => builder
@@ -314,10 +479,12 @@ impl GiteaClient {
                 builder.multipart(form)
             }
         };
-        let mut resp = builder.send().await.map_err(|e| Error::Transport {
+        let transport = |e: reqwest::Error| Error::Transport {
             url: url.to_string(),
             reason: describe(&e),
-        })?;
+            connect: e.is_connect(),
+        };
+        let mut resp = builder.send().await.map_err(transport)?;
         let status = resp.status().as_u16();
         let header = |name: &str| {
             resp.headers()
@@ -328,23 +495,21 @@ impl GiteaClient {
         let content_type = header("content-type");
         let total_count = header("x-total-count").and_then(|v| v.trim().parse().ok());
         let link = header("link");
+        let location = header("location");
         let retry_after_header = header("retry-after");
         let declared_len = resp.content_length();
         let mut body = Vec::new();
         let mut truncated = false;
-        loop {
-            let chunk = resp.chunk().await.map_err(|e| Error::Transport {
-                url: url.to_string(),
-                reason: describe(&e),
-            })?;
-            let Some(chunk) = chunk else { break };
-            let room = limit.saturating_sub(body.len());
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
+        if !(is_redirect(status) && location.is_some()) {
+            while let Some(chunk) = resp.chunk().await.map_err(transport)? {
+                let room = limit.saturating_sub(body.len());
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
             }
-            body.extend_from_slice(&chunk);
         }
         Ok(Response {
             status,
@@ -356,8 +521,21 @@ impl GiteaClient {
             truncated,
             declared_len,
             attempts: 1,
+            location,
         })
     }
+}
+
+/// The statuses that redirect.
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// Same scheme, host and port.
+fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// `Retry-After` in seconds (HTTP dates are not used by Gitea and are ignored).

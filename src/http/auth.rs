@@ -239,8 +239,11 @@ impl TokenCache {
                 return TokenCheck::User(login.clone());
             }
         }
-        let client = client.with_token(Some(Secret::new(token)));
-        match client.get_bytes("/api/v1/user").await {
+        let secret = Secret::new(token);
+        match client
+            .get_bytes("/api/v1/user", Some(&secret), crate::exec::SMALL_READ_LIMIT)
+            .await
+        {
             Ok(bytes) => {
                 let login = serde_json::from_slice::<serde_json::Value>(&bytes)
                     .ok()

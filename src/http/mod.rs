@@ -32,8 +32,9 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::config::Secret;
+use crate::exec::{Caller, Credential};
 use crate::mcp::http::HttpOptions;
-use crate::mcp::{Actor, CallOrigin, GiteaToken, Server};
+use crate::mcp::{CallOrigin, Server};
 pub use auth::{ApiKeys, AuthMode};
 use auth::{Presented, TokenCache, TokenCheck};
 
@@ -64,6 +65,13 @@ pub struct GatewayConfig {
     pub request_timeout: Duration,
     /// Most MCP sessions at once.
     pub max_sessions: usize,
+    /// Most MCP sessions one credential may hold at once.
+    pub max_sessions_per_credential: usize,
+    /// Most open connections at once (more are closed as they arrive).
+    pub max_connections: usize,
+    /// Time a connection may take to send a request's headers, and may stay idle between
+    /// requests (slow or silent clients are disconnected).
+    pub header_timeout: Duration,
     /// Reverse proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<IpAddr>,
     /// How long a `/health` answer is reused.
@@ -88,6 +96,9 @@ impl GatewayConfig {
             max_header_bytes: 16 * 1024,
             request_timeout: Duration::from_secs(120),
             max_sessions: 256,
+            max_sessions_per_credential: 32,
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
             trusted_proxies: Vec::new(),
             health_ttl: Duration::from_secs(5),
             http: HttpOptions::default(),
@@ -266,17 +277,47 @@ fn unauthorized(mode: AuthMode) -> Response {
     r
 }
 
-/// The route template for metrics (never the raw path: it may carry names).
-fn route_of(path: &str) -> &'static str {
-    match path {
-        "/" => "/",
-        "/health" => "/health",
-        "/mcp/tools" => "/mcp/tools",
-        "/mcp/tool/call" => "/mcp/tool/call",
-        "/metrics" => "/metrics",
-        "/openapi.json" => "/openapi.json",
-        p if p == "/mcp" || p.starts_with("/mcp/") => "/mcp",
-        _ => "other",
+/// The endpoint a request reaches, classified once from its path the way the router
+/// dispatches: `/mcp`, `/mcp/` and any other `/mcp/…` but the two REST endpoints reach the MCP
+/// service, so they count as it for every check (session caps included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Root,
+    Health,
+    Tools,
+    ToolCall,
+    Metrics,
+    OpenApi,
+    Mcp,
+    Other,
+}
+
+impl Route {
+    fn of(path: &str) -> Route {
+        match path {
+            "/" => Route::Root,
+            "/health" => Route::Health,
+            "/mcp/tools" => Route::Tools,
+            "/mcp/tool/call" => Route::ToolCall,
+            "/metrics" => Route::Metrics,
+            "/openapi.json" => Route::OpenApi,
+            p if p == "/mcp" || p.starts_with("/mcp/") => Route::Mcp,
+            _ => Route::Other,
+        }
+    }
+
+    /// The label for metrics (never the raw path: it may carry names).
+    fn label(self) -> &'static str {
+        match self {
+            Route::Root => "/",
+            Route::Health => "/health",
+            Route::Tools => "/mcp/tools",
+            Route::ToolCall => "/mcp/tool/call",
+            Route::Metrics => "/metrics",
+            Route::OpenApi => "/openapi.json",
+            Route::Mcp => "/mcp",
+            Route::Other => "other",
+        }
     }
 }
 
@@ -344,9 +385,13 @@ fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &[IpAddr]) -> IpAddr {
         .unwrap_or(peer)
 }
 
+/// Extra time the gateway gives a call beyond its deadline before it answers 504 itself: the
+/// executor answers first, saying whether a write may have been applied.
+const DEADLINE_GRACE: Duration = Duration::from_secs(2);
+
 async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let route = route_of(req.uri().path());
+    let route = Route::of(req.uri().path());
     let facts = {
         let headers = req.headers();
         let peer = req
@@ -370,7 +415,7 @@ async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> R
                 g.cfg.auth_mode == AuthMode::GiteaToken,
             ),
             opens_session: req.method() == Method::POST
-                && req.uri().path() == "/mcp"
+                && route == Route::Mcp
                 && !headers.contains_key("mcp-session-id"),
         }
     };
@@ -380,50 +425,54 @@ async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> R
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let closes_session = req.method() == Method::DELETE && session.is_some();
+    let deadline = started + g.cfg.request_timeout;
     let response = match guarded(&g, facts, route).await {
         // An MCP session belongs to the credential that opened it; to anyone else it does not
         // exist (the same answer as for an unknown session).
-        Ok((actor, _))
+        Ok(caller)
             if session
                 .as_ref()
-                .is_some_and(|sid| !g.owns_session(sid, &actor.0)) =>
+                .is_some_and(|sid| !g.owns_session(sid, caller.principal())) =>
         {
             Err(error(StatusCode::NOT_FOUND, "session not found"))
         }
-        Ok((actor, token)) => {
-            let owner = actor.0.clone();
-            req.extensions_mut().insert(actor);
-            if let Some(t) = token {
-                req.extensions_mut().insert(t);
-            }
+        Ok(caller) => {
+            let owner = caller.principal().to_string();
+            req.extensions_mut().insert(caller.with_deadline(deadline));
             Ok(owner)
         }
         Err(r) => Err(r),
     };
     let response = match response {
-        Ok(owner) => match tokio::time::timeout(g.cfg.request_timeout, next.run(req)).await {
-            Ok(r) => {
-                if r.status().is_success() {
-                    match (
-                        &session,
-                        r.headers()
-                            .get("mcp-session-id")
-                            .and_then(|v| v.to_str().ok()),
-                    ) {
-                        (None, Some(opened)) => g.bind_session(opened, &owner).await,
-                        (Some(sid), _) if closes_session => g.unbind_session(sid),
-                        _ => {}
+        Ok(owner) => {
+            match tokio::time::timeout(g.cfg.request_timeout + DEADLINE_GRACE, next.run(req)).await
+            {
+                Ok(r) => {
+                    if r.status().is_success() {
+                        match (
+                            &session,
+                            r.headers()
+                                .get("mcp-session-id")
+                                .and_then(|v| v.to_str().ok()),
+                        ) {
+                            (None, Some(opened)) => g.bind_session(opened, &owner).await,
+                            (Some(sid), _) if closes_session => g.unbind_session(sid),
+                            _ => {}
+                        }
                     }
+                    r
                 }
-                r
+                Err(_) => error(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "the request took too long (REQUEST_TIMEOUT_SECS); if it was a write, it may have been applied: check before repeating it",
+                ),
             }
-            Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the request took too long"),
-        },
+        }
         Err(r) => r,
     };
-    crate::metrics::global().http_request(route, response.status().as_u16());
+    crate::metrics::global().http_request(route.label(), response.status().as_u16());
     tracing::debug!(
-        route,
+        route = route.label(),
         status = response.status().as_u16(),
         ms = started.elapsed().as_millis() as u64,
         "http request"
@@ -444,13 +493,9 @@ struct Facts {
 }
 
 /// The checks before a request reaches its handler; `Err` is the answer that stops it. On
-/// success the caller's [`Actor`] (and, in pass-through mode, [`GiteaToken`]) are returned for
-/// the request's extensions.
-async fn guarded(
-    g: &Gateway,
-    facts: Facts,
-    route: &'static str,
-) -> Result<(Actor, Option<GiteaToken>), Response> {
+/// success, the [`Caller`] the request acts for (put into the request's extensions, where the
+/// MCP server and the REST handlers find it).
+async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Response> {
     if facts.header_bytes > g.cfg.max_header_bytes {
         return Err(error(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -480,20 +525,20 @@ async fn guarded(
         ));
     }
     let needs_auth = match route {
-        "/" | "/health" | "/openapi.json" => false,
-        "/mcp/tools" => !g.cfg.public_tool_list,
+        Route::Root | Route::Health | Route::OpenApi => false,
+        Route::Tools => !g.cfg.public_tool_list,
         // Metrics: from the machine itself without credentials, otherwise authenticated.
-        "/metrics" => !facts.peer.is_loopback() || ip != facts.peer,
-        _ => true,
+        Route::Metrics => !facts.peer.is_loopback() || ip != facts.peer,
+        Route::ToolCall | Route::Mcp | Route::Other => true,
     };
     if !needs_auth || g.cfg.auth_mode == AuthMode::None {
-        check_sessions(g, facts.opens_session).await?;
         let who = if g.cfg.auth_mode == AuthMode::None {
             "anonymous"
         } else {
             "public"
         };
-        return Ok((Actor(who.into()), None));
+        check_sessions(g, facts.opens_session, who).await?;
+        return Ok(Caller::new(who, Credential::Server));
     }
     if let Some(wait) = g.blocked_for(ip) {
         crate::metrics::global().rate_limited("auth_failures");
@@ -505,10 +550,14 @@ async fn guarded(
             .api_keys
             .as_ref()
             .and_then(|k| k.check(v))
-            .map(|label| (label.to_string(), None)),
+            .map(|label| {
+                Caller::new(label, Credential::Server).with_presented(Secret::new(v.clone()))
+            }),
         (Presented::Value(v), AuthMode::GiteaToken) => {
             match g.tokens.verify(&g.server.shared().exec.client, v).await {
-                TokenCheck::User(login) => Some((login, Some(Secret::new(v.clone())))),
+                TokenCheck::User(login) => {
+                    Some(Caller::new(login, Credential::Own(Secret::new(v.clone()))))
+                }
                 TokenCheck::Invalid => None,
                 TokenCheck::Unavailable(why) => {
                     tracing::warn!("cannot verify a Gitea token: {why}");
@@ -521,7 +570,7 @@ async fn guarded(
         }
         _ => None,
     };
-    let Some((actor, token)) = identity else {
+    let Some(caller) = identity else {
         if let Err(not_until) = g.auth_failures.check_key(&ip) {
             crate::metrics::global().rate_limited("auth_failures");
             let wait = not_until.wait_time_from(DefaultClock::default().now());
@@ -530,30 +579,114 @@ async fn guarded(
         }
         return Err(unauthorized(g.cfg.auth_mode));
     };
-    if let Err(not_until) = g.per_credential.check_key(&actor) {
+    if let Err(not_until) = g.per_credential.check_key(&caller.principal().to_string()) {
         crate::metrics::global().rate_limited("credential");
         return Err(too_many(
             not_until.wait_time_from(DefaultClock::default().now()),
             "per credential",
         ));
     }
-    check_sessions(g, facts.opens_session).await?;
-    Ok((Actor(actor), token.map(GiteaToken)))
+    check_sessions(g, facts.opens_session, caller.principal()).await?;
+    Ok(caller)
 }
 
-/// Refuses a new MCP session when the cap is reached.
-async fn check_sessions(g: &Gateway, opens_session: bool) -> Result<(), Response> {
-    if let (true, Some(sessions)) = (opens_session, &g.sessions) {
-        if sessions.sessions.read().await.len() >= g.cfg.max_sessions {
-            let mut r = error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many MCP sessions; retry later",
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            return Err(r);
-        }
+/// Refuses a new MCP session when the cap is reached, in total or for this credential.
+async fn check_sessions(g: &Gateway, opens_session: bool, owner: &str) -> Result<(), Response> {
+    let (true, Some(sessions)) = (opens_session, &g.sessions) else {
+        return Ok(());
+    };
+    let live: std::collections::HashSet<String> = sessions
+        .sessions
+        .read()
+        .await
+        .keys()
+        .map(|k| k.to_string())
+        .collect();
+    let refuse = |why: &str| {
+        let mut r = error(StatusCode::SERVICE_UNAVAILABLE, why);
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        r
+    };
+    if live.len() >= g.cfg.max_sessions {
+        return Err(refuse("too many MCP sessions; retry later"));
     }
+    let mine = {
+        let mut owners = g.session_owners.lock().unwrap_or_else(|e| e.into_inner());
+        owners.retain(|sid, _| live.contains(sid));
+        owners.values().filter(|o| o.as_str() == owner).count()
+    };
+    if mine >= g.cfg.max_sessions_per_credential {
+        return Err(refuse(
+            "too many MCP sessions for this credential (MAX_SESSIONS_PER_CREDENTIAL); close one (DELETE /mcp) or retry later",
+        ));
+    }
+    Ok(())
+}
+
+/// Serves `router` on `listener` until the process is interrupted: HTTP/1.1 with a time limit
+/// for each request's headers that also closes connections idle between requests (slow or
+/// silent clients cannot hold sockets), and at most `max_connections` open at once (more are
+/// closed as they arrive).
+pub async fn serve(
+    router: Router,
+    listener: tokio::net::TcpListener,
+    max_connections: usize,
+    header_timeout: Duration,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt as _;
+
+    tracing::info!(address = %listener.local_addr()?, "serving MCP over streamable HTTP at /mcp");
+    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut interrupt => break,
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            crate::metrics::global().rate_limited("connections");
+            drop(stream);
+            continue;
+        };
+        let service = router.clone().map_request(
+            move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                req.map(Body::new)
+            },
+        );
+        let service = hyper_util::service::TowerToHyperService::new(service);
+        let mut stopped = stopped.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            let mut conn = std::pin::pin!(conn);
+            let stop = async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            };
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = stop => {}
+            }
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        });
+    }
+    let _ = stop.send(true);
     Ok(())
 }
 
@@ -570,8 +703,16 @@ async fn health(State(g): State<Arc<Gateway>>) -> Response {
     let (status, body) = match fresh {
         Some((_, status, body)) => (status, body),
         None => {
-            let client = &g.server.shared().exec.client;
-            let (status, body) = match client.get_bytes("/api/v1/version").await {
+            let exec = &g.server.shared().exec;
+            let (status, body) = match exec
+                .client
+                .get_bytes(
+                    "/api/v1/version",
+                    exec.server_token(),
+                    crate::exec::SMALL_READ_LIMIT,
+                )
+                .await
+            {
                 Ok(bytes) => {
                     let version = serde_json::from_slice::<Value>(&bytes)
                         .ok()
@@ -602,11 +743,9 @@ async fn tools_list(State(g): State<Arc<Gateway>>) -> Json<Value> {
 }
 
 async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
-    let actor = req
-        .extensions()
-        .get::<Actor>()
-        .map_or_else(|| "anonymous".to_string(), |a| a.0.clone());
-    let token = req.extensions().get::<GiteaToken>().map(|t| t.0.clone());
+    let Some(caller) = req.extensions().get::<Caller>().cloned() else {
+        return error(StatusCode::UNAUTHORIZED, "authentication required");
+    };
     let bytes: Bytes = match axum::body::to_bytes(req.into_body(), g.cfg.max_body_bytes).await {
         Ok(b) => b,
         Err(_) => return error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
@@ -631,22 +770,25 @@ async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
         return error(StatusCode::BAD_REQUEST, "`arguments` must be an object");
     }
     let origin = CallOrigin {
-        actor,
+        caller,
         transport: "rest",
-        token,
     };
-    match g.server.call(name, arguments, &origin).await {
-        None => error(
+    let out = g.server.call(name, arguments, &origin).await;
+    if out.is_unknown_tool() {
+        return error(
             StatusCode::NOT_FOUND,
-            &format!("unknown tool {name:?}; GET /mcp/tools lists the tools"),
-        ),
-        Some(out) => Json(json!({
-            "content": [{"type": "text", "text": out.text}],
-            "isError": out.is_error,
-            "structuredContent": out.structured,
-        }))
-        .into_response(),
+            &format!(
+                "unknown tool {:?}; GET /mcp/tools lists the tools",
+                crate::outbound::clip(name, 100)
+            ),
+        );
     }
+    Json(json!({
+        "content": [{"type": "text", "text": out.text}],
+        "isError": out.is_error,
+        "structuredContent": out.structured,
+    }))
+    .into_response()
 }
 
 async fn metrics() -> Response {

@@ -4,7 +4,6 @@
 //! only knows how MCP travels over HTTP: sessions (default) or stateless, and the `Host` /
 //! `Origin` checks that stop DNS rebinding.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -76,18 +75,4 @@ pub fn router(server: Server, opts: &HttpOptions) -> (Router, Option<Arc<LocalSe
             StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
         (Router::new().nest_service("/mcp", service), Some(sessions))
     }
-}
-
-/// Serves `router` on `addr` until the process is interrupted.
-pub async fn serve(router: Router, addr: SocketAddr) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!(address = %listener.local_addr()?, "serving MCP over streamable HTTP at /mcp");
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await
 }

@@ -28,8 +28,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::State;
 use crate::audit::{AuditLog, Entry, Facts, OutcomeKind};
-use crate::config::Secret;
-use crate::exec::{Call, Context};
+use crate::exec::{Call, Caller, Context};
+use crate::outbound::{self, Secrets};
 use crate::tools::{self, ToolOutput};
 
 /// Which tools the server offers.
@@ -82,36 +82,26 @@ pub struct Shared {
 }
 
 /// Who made a call and how it arrived.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CallOrigin {
-    /// API-key label, Gitea user, or `local`.
-    pub actor: String,
-    /// `stdio`, `http` (MCP over HTTP) or `rest` (`POST /mcp/tool/call`).
+    /// Whom the call is for (identity, Gitea credential, deadline).
+    pub caller: Caller,
+    /// `stdio`, `http` (MCP over HTTP), `rest` (`POST /mcp/tool/call`) or `cli`.
     pub transport: &'static str,
-    /// The caller's own Gitea token (pass-through mode); `None` uses the server's.
-    pub token: Option<Secret>,
 }
 
 impl CallOrigin {
-    /// A local caller (stdio, CLI) using the server's token.
+    /// The local user (stdio, CLI) with the server's token.
     pub fn local(transport: &'static str) -> CallOrigin {
         CallOrigin {
-            actor: "local".into(),
+            caller: Caller::local(),
             transport,
-            token: None,
         }
     }
 }
 
-/// The caller's Gitea token, put into the request's extensions by the gateway in pass-through
-/// mode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GiteaToken(pub Secret);
-
-/// The authenticated caller of an HTTP request, put into the request's extensions by the
-/// gateway. Never holds a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor(pub String);
+/// The label of unknown tools in metrics and audit records (caller input never becomes one).
+pub const UNKNOWN_TOOL: &str = "unknown_tool";
 
 /// The MCP server (cheap to clone: one `Arc`).
 #[derive(Debug, Clone)]
@@ -144,88 +134,97 @@ impl Server {
         &self.shared.tools
     }
 
-    /// Calls a tool and records the call in the audit log: the one entry point behind MCP
-    /// `tools/call` (stdio and HTTP) and the gateway's `POST /mcp/tool/call`. `None` when no
-    /// such tool is offered (also recorded).
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Value,
-        origin: &CallOrigin,
-    ) -> Option<ToolOutput> {
+    /// Calls a tool for `origin` and records the call in the audit log: the one entry point
+    /// behind MCP `tools/call` (stdio and HTTP), the gateway's `POST /mcp/tool/call` and the
+    /// CLI. The answer is scrubbed of the call's secrets and bounded. An unknown tool answers an
+    /// error result ([`ToolOutput::is_unknown_tool`]), also recorded.
+    pub async fn call(&self, name: &str, arguments: Value, origin: &CallOrigin) -> ToolOutput {
         let started = std::time::Instant::now();
         // Digest of the arguments with secret values masked (a weak password must not be
         // confirmable by hashing guesses against the log); computed only when there is a log.
-        let digest =
-            self.shared.audit.as_ref().map(|_| {
-                crate::exec::confirm::digest(name, &crate::exec::redact(&arguments, true))
-            });
-        let out = match &origin.token {
-            Some(token) => {
-                let exec = self
-                    .shared
-                    .exec
-                    .for_caller(&origin.actor, Some(token.clone()));
-                self.dispatch(name, arguments, &exec).await
-            }
-            None => self.dispatch(name, arguments, &self.shared.exec).await,
+        let digest = self.shared.audit.as_ref().map(|_| {
+            crate::exec::confirm::args_digest(name, &crate::exec::redact(&arguments, true))
+        });
+        let secrets = self.secrets_of(&origin.caller, &arguments);
+        let known = self.offers(name);
+        let mut out = match self.dispatch(name, arguments, &origin.caller).await {
+            Some(out) => out,
+            None => self.unknown_tool(name),
         };
-        let outcome = out
-            .as_ref()
-            .map_or("unknown_tool", |o| o.facts.kind.label());
-        crate::metrics::global().tool_call(name, outcome);
+        self.finish(&mut out.text, &mut out.structured, &secrets);
+        let label = if known { name } else { UNKNOWN_TOOL };
+        crate::metrics::global().tool_call(label, out.facts.kind.label());
         if let Some(log) = &self.shared.audit {
-            let unknown = Facts {
-                kind: OutcomeKind::Denied("unknown_tool".into()),
-                ..Facts::default()
-            };
             log.record(&Entry {
-                actor: &origin.actor,
+                actor: origin.caller.principal(),
                 transport: origin.transport,
-                tool: name,
+                tool: &outbound::clip(name, 100),
                 args_digest: digest.as_deref().unwrap_or_default(),
-                facts: out.as_ref().map_or(&unknown, |o| &o.facts),
+                facts: &out.facts,
                 duration_ms: started.elapsed().as_millis() as u64,
             });
         }
         out
     }
 
-    /// Calls a tool by name with the server's token, without recording it. `None` when no such
-    /// tool is offered.
-    pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Option<ToolOutput> {
-        self.dispatch(name, arguments, &self.shared.exec).await
+    /// True when the configured surface offers a tool of this name.
+    fn offers(&self, name: &str) -> bool {
+        self.shared.tools.iter().any(|t| t.name == name)
     }
 
-    async fn dispatch(&self, name: &str, arguments: Value, exec: &Context) -> Option<ToolOutput> {
+    /// Everything a call's answer must not contain: the server's token, the caller's own
+    /// secrets, and secret-named values of the arguments.
+    fn secrets_of(&self, caller: &Caller, arguments: &Value) -> Secrets {
+        let mut secrets = Secrets::new();
+        if let Some(t) = self.shared.exec.server_token() {
+            secrets.add(t.expose());
+        }
+        for s in caller.secrets() {
+            secrets.add(s.expose());
+        }
+        secrets.add_arguments(arguments);
+        secrets
+    }
+
+    /// Scrubs and bounds an answer just before it leaves.
+    fn finish(&self, text: &mut String, structured: &mut Value, secrets: &Secrets) {
+        if let std::borrow::Cow::Owned(clean) = secrets.scrub_str(text) {
+            *text = clean;
+        }
+        secrets.scrub_value(structured);
+        outbound::fit(
+            text,
+            structured,
+            self.shared.exec.config.limits.max_response_bytes,
+        );
+    }
+
+    async fn dispatch(&self, name: &str, arguments: Value, caller: &Caller) -> Option<ToolOutput> {
         let s = &self.shared;
         let dynamic = matches!(s.surface, Surface::Dynamic | Surface::Both);
         let individual = matches!(s.surface, Surface::Individual | Surface::Both);
         Some(match name {
             tools::find::NAME if dynamic => tools::find::run(&s.state, &arguments),
             tools::execute::NAME if dynamic => {
-                tools::execute::run(&s.state, exec, &arguments).await
+                tools::execute::run(&s.state, &s.exec, caller, &arguments).await
             }
             tools::raw::NAME if dynamic && s.exec.config.raw_requests => {
-                tools::raw::run(&s.state, exec, &arguments).await
+                tools::raw::run(&s.state, &s.exec, caller, &arguments).await
             }
-            _ if individual && s.tools.iter().any(|t| t.name == name) => {
-                let null = Value::Null;
-                let args = if arguments.is_null() {
-                    &null
-                } else {
-                    &arguments
-                };
+            _ if individual && self.offers(name) => {
                 // Individual tools take the action's arguments directly; dry_run and confirm
-                // ride along as reserved keys.
-                let (args, dry_run, confirm) = split_reserved(args);
+                // ride along as reserved keys, checked as strictly as on the execute tool.
+                let (args, dry_run, confirm) = match split_reserved(&arguments) {
+                    Ok(parts) => parts,
+                    Err(e) => return Some(ToolOutput::error(e, json!({"action": name}))),
+                };
                 let call = Call {
                     action: name,
                     arguments: &args,
                     dry_run,
                     confirm: confirm.as_deref(),
                 };
-                crate::exec::call(s.state.exec_env(), exec, &call)
+                crate::exec::call(s.state.exec_env(), &s.exec, caller, &call)
                     .await
                     .into()
             }
@@ -241,9 +240,10 @@ impl Server {
             .take(5)
             .map(|t| t.name.as_ref())
             .collect();
-        ToolOutput::error(
+        let mut out = ToolOutput::error(
             format!(
-                "unknown tool {name:?}. This server offers {}{}. To run a Gitea action, call gitea_find_action, then gitea_execute_action.",
+                "unknown tool {:?}. This server offers {}{}. To run a Gitea action, call gitea_find_action, then gitea_execute_action.",
+                outbound::clip(name, 100),
                 names.join(", "),
                 if self.shared.tools.len() > 5 {
                     ", …"
@@ -251,26 +251,39 @@ impl Server {
                     ""
                 }
             ),
-            json!({"code": "unknown_tool"}),
-        )
+            json!({"code": UNKNOWN_TOOL}),
+        );
+        out.facts.kind = OutcomeKind::Denied(UNKNOWN_TOOL.into());
+        out
     }
 }
 
-/// Splits `dry_run` and `confirm` off an individual tool's arguments.
-fn split_reserved(args: &Value) -> (Value, bool, Option<String>) {
-    let mut map = args.as_object().cloned().unwrap_or_default();
-    let dry_run = map
-        .remove("dry_run")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    let confirm = map
-        .remove("confirm")
-        .and_then(|v| v.as_str().map(str::to_string));
-    if args.is_object() {
-        (Value::Object(map), dry_run, confirm)
-    } else {
-        (args.clone(), dry_run, confirm)
-    }
+/// Splits `dry_run` and `confirm` off an individual tool's arguments. A guard argument of the
+/// wrong type is an error, never ignored: `"dry_run": "yes"` must not become a write.
+fn split_reserved(args: &Value) -> Result<(Value, bool, Option<String>), String> {
+    let mut map = match args {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        other => {
+            return Err(format!(
+                "arguments must be an object, got {}",
+                outbound::clip(&other.to_string(), 100)
+            ));
+        }
+    };
+    let dry_run = tools::bool_arg(&map, "dry_run")?.unwrap_or(false);
+    let confirm = match map.remove("confirm") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c),
+        Some(other) => {
+            return Err(format!(
+                "`confirm` must be a string (the token from the preview), got {}",
+                outbound::clip(&other.to_string(), 100)
+            ));
+        }
+    };
+    map.remove("dry_run");
+    Ok((Value::Object(map), dry_run, confirm))
 }
 
 fn object(v: Value) -> Arc<Map<String, Value>> {
@@ -364,19 +377,21 @@ fn tool_list(state: &State, exec: &Context, surface: Surface) -> Vec<Tool> {
     out
 }
 
-/// Who calls, from the request context: the gateway's identity over HTTP, `local` over stdio.
-fn origin_of(context: &RequestContext<RoleServer>) -> CallOrigin {
+/// Who calls, from the request context: the caller the gateway authenticated over HTTP,
+/// the local user over stdio. `None` for an HTTP request the gateway did not pass (never served:
+/// there is no default caller).
+fn origin_of(context: &RequestContext<RoleServer>) -> Option<CallOrigin> {
     match context.extensions.get::<axum::http::request::Parts>() {
-        Some(parts) => CallOrigin {
-            actor: parts
-                .extensions
-                .get::<Actor>()
-                .map_or_else(|| "anonymous".to_string(), |a| a.0.clone()),
+        Some(parts) => parts.extensions.get::<Caller>().map(|caller| CallOrigin {
+            caller: caller.clone(),
             transport: "http",
-            token: parts.extensions.get::<GiteaToken>().map(|t| t.0.clone()),
-        },
-        None => CallOrigin::local("stdio"),
+        }),
+        None => Some(CallOrigin::local("stdio")),
     }
+}
+
+fn no_caller() -> ErrorData {
+    ErrorData::invalid_request("this request carries no authenticated caller", None)
 }
 
 /// MCP result from a tool's output: text content plus structured content.
@@ -421,15 +436,35 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let span = tracing::info_span!("tool_call", tool = %name);
+        let span = tracing::info_span!("tool_call", tool = %outbound::clip(&name, 100));
         let _enter = span.enter();
-        let origin = origin_of(&context);
-        let out = match self.call(&name, args, &origin).await {
-            Some(out) => out,
-            None => self.unknown_tool(&name),
-        };
+        let origin = origin_of(&context).ok_or_else(no_caller)?;
+        let out = self.call(&name, args, &origin).await;
         tracing::info!(is_error = out.is_error, "tool call answered");
         Ok(call_result(out).into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        // rmcp hands over requests whose parameters do not parse as one of the methods it
+        // knows: for those methods that is a parameter error, not an unknown method.
+        let method = request.method.as_str();
+        if KNOWN_METHODS.contains(&method) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "invalid parameters for {method}: see the MCP schema (tools/call takes a string `name` and an object `arguments`)"
+                ),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method {:?}", outbound::clip(method, 100)),
+            None,
+        ))
     }
 
     async fn list_resources(
@@ -456,9 +491,9 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let started = std::time::Instant::now();
-        let result = resources::read(&self.shared, &request.uri).await;
+        let origin = origin_of(&context).ok_or_else(no_caller)?;
+        let result = resources::read(&self.shared, &origin.caller, &request.uri).await;
         if let Some(log) = &self.shared.audit {
-            let origin = origin_of(&context);
             let kind = match &result {
                 Ok(_) => OutcomeKind::Ok,
                 Err(e) if e.message.contains("withheld") => OutcomeKind::Denied("policy".into()),
@@ -471,7 +506,7 @@ impl ServerHandler for Server {
             // The URI names what was read; it carries no secret (names and numbers only).
             let digest = crate::spec::sha256_hex(request.uri.as_bytes());
             log.record(&Entry {
-                actor: &origin.actor,
+                actor: origin.caller.principal(),
                 transport: origin.transport,
                 tool: "resources/read",
                 args_digest: &digest,
@@ -479,9 +514,39 @@ impl ServerHandler for Server {
                 duration_ms: started.elapsed().as_millis() as u64,
             });
         }
-        result.map(Into::into)
+        let secrets = self.secrets_of(&origin.caller, &Value::Null);
+        match result {
+            Ok(mut read) => {
+                let max = self.shared.exec.config.limits.max_response_bytes;
+                read.finish(&secrets, max);
+                Ok(read.into_result(&request.uri).into())
+            }
+            Err(mut e) => {
+                e.message = outbound::clip(&secrets.scrub_str(&e.message), 2000)
+                    .into_owned()
+                    .into();
+                if let Some(data) = &mut e.data {
+                    secrets.scrub_value(data);
+                    outbound::fit_value(data, 4000);
+                }
+                Err(e)
+            }
+        }
     }
 }
+
+/// Methods this server serves: a request for one of them that reaches
+/// [`ServerHandler::on_custom_request`] had parameters rmcp could not parse. (Methods it does
+/// not serve — prompts, completions, subscriptions — stay "method not found".)
+const KNOWN_METHODS: [&str; 7] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
 
 /// Serves MCP over stdio until the client closes the stream.
 pub async fn serve_stdio(server: Server) -> Result<(), std::io::Error> {

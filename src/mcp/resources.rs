@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 
 use super::Shared;
 use crate::catalog::Catalog;
-use crate::exec::{self, Call};
+use crate::exec::{self, Call, Caller};
+use crate::outbound::{self, Secrets};
 use crate::tools::card::card_json;
 
 /// Error code for an entity the instance does not have (or the token cannot see).
@@ -55,7 +56,11 @@ const TEMPLATE_OPERATIONS: [(&str, &[&str]); 7] = [
     ),
     (
         "gitea://repo/{owner}/{repo}/pr/{index}",
-        &["repoGetPullRequest", "repoListPullReviews"],
+        &[
+            "repoGetPullRequest",
+            "repoListPullReviews",
+            "issueGetComments",
+        ],
     ),
 ];
 
@@ -118,7 +123,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
         t(
             "gitea://repo/{owner}/{repo}/pr/{index}",
             "pull request",
-            "A pull request with its reviews.",
+            "A pull request with its recent comments and reviews.",
         ),
     ]
 }
@@ -244,8 +249,61 @@ fn decode_name(s: &str, what: &str) -> Result<String, ErrorData> {
     Ok(decoded.into_owned())
 }
 
-/// Reads a resource.
-pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+/// What a resource read produced, before it is scrubbed, bounded and wrapped: the JSON block
+/// and, for entities with a body, the body as Markdown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    json: Value,
+    markdown: Option<String>,
+}
+
+impl Read {
+    fn json(json: Value) -> Read {
+        Read {
+            json,
+            markdown: None,
+        }
+    }
+
+    fn with_markdown(json: Value, markdown: Option<String>) -> Read {
+        Read { json, markdown }
+    }
+
+    /// Scrubs `secrets` and fits both blocks into `max` bytes together (the Markdown, a copy of
+    /// the body, gives way first).
+    pub fn finish(&mut self, secrets: &Secrets, max: usize) {
+        secrets.scrub_value(&mut self.json);
+        if let Some(md) = &mut self.markdown {
+            if let std::borrow::Cow::Owned(clean) = secrets.scrub_str(md) {
+                *md = clean;
+            }
+        }
+        let md_len = self.markdown.as_ref().map_or(0, String::len);
+        if outbound::json_len(&self.json) + md_len > max {
+            if let Some(md) = &mut self.markdown {
+                let room = max
+                    .saturating_sub(outbound::json_len(&self.json))
+                    .max(max / 4);
+                outbound::cut(md, room, "\n\n[cut to fit MAX_RESPONSE_BYTES]");
+            }
+            let md_len = self.markdown.as_ref().map_or(0, String::len);
+            outbound::fit_value(&mut self.json, max.saturating_sub(md_len));
+        }
+    }
+
+    /// The MCP result.
+    pub fn into_result(self, uri: &str) -> ReadResourceResult {
+        let mut contents =
+            vec![ResourceContents::text(self.json.to_string(), uri).with_mime_type(JSON)];
+        if let Some(md) = self.markdown {
+            contents.push(ResourceContents::text(md, uri).with_mime_type(MARKDOWN));
+        }
+        ReadResourceResult::new(contents)
+    }
+}
+
+/// Reads a resource for `caller` (under the caller's own credential, like every tool call).
+pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, ErrorData> {
     let parsed = parse(uri)?;
     let state = &shared.state;
     if let Some(template) = parsed.template() {
@@ -273,14 +331,14 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 .map(|(_, a)| json!([a.name.as_str(), a.method.as_str(), a.path, a.summary]))
                 .collect();
             let body = json!({"columns": ["name", "method", "path", "summary"], "actions": rows});
-            Ok(one(uri, JSON, body.to_string()))
+            Ok(Read::json(body))
         }
         Uri::Action(name) => {
             let action = state.catalog.get(&name).ok_or_else(|| {
                 ErrorData::resource_not_found(format!("no action named {name:?}"), None)
             })?;
-            let i = state.catalog.index_of(&action.name).unwrap_or(usize::MAX);
-            let mut card = card_json(action, state.policy.decision(i), false);
+            let decision = state.policy.decide(&state.catalog, action);
+            let mut card = card_json(action, decision, false);
             card["input_schema"] = (*action.input_schema).clone();
             card["description"] = json!(action.description);
             card["scopes"] = json!(
@@ -291,41 +349,41 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                     .map(|s| s.to_string())
                     .collect::<Vec<_>>()
             );
-            Ok(one(uri, JSON, card.to_string()))
+            Ok(Read::json(card))
         }
         Uri::Owner(owner) => {
-            let user = fetch(shared, "userGet", json!({"username": owner}))
+            let user = fetch(shared, caller, "userGet", json!({"username": owner}))
                 .await?
                 .data;
-            Ok(one(
-                uri,
-                JSON,
-                pick(
-                    &user,
-                    &[
-                        "id",
-                        "login",
-                        "full_name",
-                        "email",
-                        "avatar_url",
-                        "html_url",
-                        "description",
-                        "website",
-                        "location",
-                        "created",
-                        "visibility",
-                        "followers_count",
-                        "following_count",
-                        "starred_repos_count",
-                    ],
-                )
-                .to_string(),
-            ))
+            Ok(Read::json(pick(
+                &user,
+                &[
+                    "id",
+                    "login",
+                    "full_name",
+                    "email",
+                    "avatar_url",
+                    "html_url",
+                    "description",
+                    "website",
+                    "location",
+                    "created",
+                    "visibility",
+                    "followers_count",
+                    "following_count",
+                    "starred_repos_count",
+                ],
+            )))
         }
         Uri::Repo(owner, repo) => {
-            let r = fetch(shared, "repoGet", json!({"owner": owner, "repo": repo}))
-                .await?
-                .data;
+            let r = fetch(
+                shared,
+                caller,
+                "repoGet",
+                json!({"owner": owner, "repo": repo}),
+            )
+            .await?
+            .data;
             let fields = [
                 "id",
                 "full_name",
@@ -362,11 +420,12 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 .and_then(|p| p.get("full_name"))
                 .cloned()
                 .unwrap_or(Value::Null);
-            Ok(one(uri, JSON, v.to_string()))
+            Ok(Read::json(v))
         }
         Uri::Commit(owner, repo, sha) => {
             let c = fetch(
                 shared,
+                caller,
                 "repoGetSingleCommit",
                 json!({"owner": owner, "repo": repo, "sha": sha}),
             )
@@ -395,11 +454,14 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 "gitea_repo_get_single_commit",
                 json!({"owner": owner, "repo": repo, "sha": sha}),
             );
-            Ok(two(uri, v, (!message.is_empty()).then_some(message)))
+            Ok(Read::with_markdown(
+                v,
+                (!message.is_empty()).then_some(message),
+            ))
         }
         Uri::CommitStatus(owner, repo, sha) => {
             let args = json!({"owner": owner, "repo": repo, "ref": sha});
-            let got = fetch(shared, "repoGetCombinedStatusByRef", args.clone()).await?;
+            let got = fetch(shared, caller, "repoGetCombinedStatusByRef", args.clone()).await?;
             let s = got.data;
             let statuses = s["statuses"].as_array().cloned().unwrap_or_default();
             let total = s["total_count"].as_u64().unwrap_or(statuses.len() as u64);
@@ -412,43 +474,25 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 "gitea_repo_list_statuses_by_ref",
                 args,
             );
-            Ok(one(uri, JSON, v.to_string()))
+            Ok(Read::json(v))
         }
         Uri::Issue(owner, repo, index) => {
             let args = json!({"owner": owner, "repo": repo, "index": index});
-            let issue = fetch(shared, "issueGetIssue", args.clone()).await?.data;
+            let issue = fetch(shared, caller, "issueGetIssue", args.clone())
+                .await?
+                .data;
             let mut v = issue_fields(&issue);
-            let comments = fetch(shared, "issueGetComments", args.clone()).await?;
-            let list = comments.data.as_array().cloned().unwrap_or_default();
-            let total = issue["comments"]
-                .as_u64()
-                .unwrap_or(list.len() as u64)
-                .max(list.len() as u64);
-            // The most recent comments are the useful ones.
-            let recent: Vec<Value> = list
-                .iter()
-                .rev()
-                .take(EMBEDDED_LIST_CAP)
-                .rev()
-                .map(comment_fields)
-                .collect();
-            embed(
-                &mut v,
-                "recent_comments",
-                recent,
-                total,
-                "gitea_issue_get_comments",
-                args,
-            );
+            recent_comments(shared, caller, &mut v, &issue, args).await?;
             let body = issue["body"]
                 .as_str()
                 .map(str::to_string)
                 .filter(|b| !b.is_empty());
-            Ok(two(uri, v, body))
+            Ok(Read::with_markdown(v, body))
         }
         Uri::Comment(owner, repo, index, id) => {
             let c = fetch(
                 shared,
+                caller,
                 "issueGetComment",
                 json!({"owner": owner, "repo": repo, "id": id}),
             )
@@ -470,11 +514,11 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 .as_str()
                 .map(str::to_string)
                 .filter(|b| !b.is_empty());
-            Ok(two(uri, v, body))
+            Ok(Read::with_markdown(v, body))
         }
         Uri::Pull(owner, repo, index) => {
             let args = json!({"owner": owner, "repo": repo, "index": index});
-            let pr = fetch(shared, "repoGetPullRequest", args.clone())
+            let pr = fetch(shared, caller, "repoGetPullRequest", args.clone())
                 .await?
                 .data;
             let mut v = issue_fields(&pr);
@@ -495,25 +539,30 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 v[side] = json!({
                     "ref": pr[side]["ref"], "sha": pr[side]["sha"],
                     "repo": pr[side].get("repo").and_then(|r| r.get("full_name")).cloned().unwrap_or(Value::Null),
+                    "repo_full_name": pr[side].get("repo").and_then(|r| r.get("full_name")).cloned().unwrap_or(Value::Null),
                 });
             }
-            let mut review_args = args.clone();
-            review_args["limit"] = json!(EMBEDDED_LIST_CAP);
-            let reviews = fetch(shared, "repoListPullReviews", review_args).await?;
-            let list: Vec<Value> = reviews
-                .data
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
+            recent_comments(shared, caller, &mut v, &pr, args.clone()).await?;
+            let (reviews, total) = recent_reviews(shared, caller, &args).await?;
+            let reviews: Vec<Value> = reviews
                 .iter()
                 .map(|r| json!({"id": r["id"], "state": r["state"], "user": login(&r["user"]), "body": r["body"], "submitted_at": r["submitted_at"], "comments_count": r["comments_count"]}))
                 .collect();
-            let total = reviews.total.unwrap_or(list.len() as u64);
+            v["review_count"] = json!(total);
             v["reviews_count"] = json!(total);
             embed(
                 &mut v,
+                "recent_reviews",
+                reviews.clone(),
+                total,
+                "gitea_pull_list_reviews",
+                args.clone(),
+            );
+            // The name of earlier versions, kept for clients that read it.
+            embed(
+                &mut v,
                 "reviews",
-                list,
+                reviews,
                 total,
                 "gitea_pull_list_reviews",
                 args,
@@ -522,9 +571,77 @@ pub async fn read(shared: &Shared, uri: &str) -> Result<ReadResourceResult, Erro
                 .as_str()
                 .map(str::to_string)
                 .filter(|b| !b.is_empty());
-            Ok(two(uri, v, body))
+            Ok(Read::with_markdown(v, body))
         }
     }
+}
+
+/// Embeds the [`EMBEDDED_LIST_CAP`] most recent comments of an issue or pull request (Gitea
+/// answers all of them, oldest first, with the count in the entity).
+async fn recent_comments(
+    shared: &Shared,
+    caller: &Caller,
+    v: &mut Value,
+    entity: &Value,
+    args: Value,
+) -> Result<(), ErrorData> {
+    let comments = fetch(shared, caller, "issueGetComments", args.clone()).await?;
+    let list = comments.data.as_array().cloned().unwrap_or_default();
+    let total = entity["comments"]
+        .as_u64()
+        .unwrap_or(list.len() as u64)
+        .max(list.len() as u64)
+        .max(comments.total.unwrap_or(0));
+    let recent: Vec<Value> = list
+        .iter()
+        .rev()
+        .take(EMBEDDED_LIST_CAP)
+        .rev()
+        .map(comment_fields)
+        .collect();
+    embed(
+        v,
+        "recent_comments",
+        recent,
+        total,
+        "gitea_issue_get_comments",
+        args,
+    );
+    Ok(())
+}
+
+/// The [`EMBEDDED_LIST_CAP`] most recent reviews of a pull request and their total. Reviews
+/// are paged oldest first, so past one page the last pages are read.
+async fn recent_reviews(
+    shared: &Shared,
+    caller: &Caller,
+    args: &Value,
+) -> Result<(Vec<Value>, u64), ErrorData> {
+    let page = |n: u64| {
+        let mut a = args.clone();
+        a["limit"] = json!(EMBEDDED_LIST_CAP);
+        a["page"] = json!(n);
+        a
+    };
+    let first = fetch(shared, caller, "repoListPullReviews", page(1)).await?;
+    let mut list = first.data.as_array().cloned().unwrap_or_default();
+    let total = first.total.unwrap_or(list.len() as u64);
+    let cap = EMBEDDED_LIST_CAP as u64;
+    if total > cap {
+        let last = total.div_ceil(cap);
+        let mut tail = Vec::new();
+        for n in [last - 1, last] {
+            if n == 1 {
+                tail.append(&mut list);
+            } else {
+                let got = fetch(shared, caller, "repoListPullReviews", page(n)).await?;
+                tail.extend(got.data.as_array().cloned().unwrap_or_default());
+            }
+        }
+        list = tail;
+    }
+    let skip = list.len().saturating_sub(EMBEDDED_LIST_CAP);
+    Ok((list.split_off(skip), total))
 }
 
 fn issue_fields(i: &Value) -> Value {
@@ -612,19 +729,6 @@ fn embed(
     }
 }
 
-fn one(uri: &str, mime: &str, text: String) -> ReadResourceResult {
-    ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)])
-}
-
-/// A JSON block and, where there is one, the rendered body as Markdown.
-fn two(uri: &str, json: Value, markdown: Option<String>) -> ReadResourceResult {
-    let mut contents = vec![ResourceContents::text(json.to_string(), uri).with_mime_type(JSON)];
-    if let Some(md) = markdown {
-        contents.push(ResourceContents::text(md, uri).with_mime_type(MARKDOWN));
-    }
-    ReadResourceResult::new(contents)
-}
-
 struct Fetched {
     data: Value,
     total: Option<u64>,
@@ -634,6 +738,7 @@ struct Fetched {
 /// resource errors.
 async fn fetch(
     shared: &Shared,
+    caller: &Caller,
     operation_id: &str,
     arguments: Value,
 ) -> Result<Fetched, ErrorData> {
@@ -643,7 +748,7 @@ async fn fetch(
         dry_run: false,
         confirm: None,
     };
-    let out = exec::call(shared.state.exec_env(), &shared.exec, &call).await;
+    let out = exec::call(shared.state.exec_env(), &shared.exec, caller, &call).await;
     if !out.is_error {
         return Ok(Fetched {
             total: out

@@ -20,6 +20,9 @@ pub struct PolicyConfig {
     pub disabled: Vec<String>,
     /// Entries of `TOOLSETS` that name no domain (kept to report them).
     pub unknown_toolsets: Vec<String>,
+    /// `DISABLED_TOOLS_ALLOW_UNKNOWN`: an entry that matches nothing is a warning, not an
+    /// error (for one list shared by instances of different versions).
+    pub allow_unknown_disabled: bool,
 }
 
 impl PolicyConfig {
@@ -154,6 +157,7 @@ pub struct Allowed(());
 pub struct Policy {
     decisions: Vec<Decision>,
     warnings: Vec<String>,
+    unmatched: Vec<String>,
     read_only: bool,
     toolsets: Option<Vec<Domain>>,
     disabled: Vec<String>,
@@ -201,6 +205,7 @@ impl Policy {
                 Decision::Allowed
             })
             .collect();
+        let mut unmatched = Vec::new();
         for (entry, used) in config.disabled.iter().zip(&used) {
             // An entry may be shadowed by an earlier rule (toolsets) yet still be meaningful.
             let matches_any = catalog.actions().iter().any(|a| disables(entry, a));
@@ -208,11 +213,13 @@ impl Policy {
                 warnings.push(format!(
                     "DISABLED_TOOLS entry {entry:?} matches no action name, operationId or domain"
                 ));
+                unmatched.push(entry.clone());
             }
         }
         Policy {
             decisions,
             warnings,
+            unmatched,
             read_only: config.read_only,
             toolsets: config.toolsets.clone(),
             disabled: config.disabled.clone(),
@@ -270,33 +277,74 @@ impl Policy {
         }
     }
 
-    /// Checks a raw request to a path no catalog action matches, by the same rules: the
-    /// path's domain against `TOOLSETS` and domain entries of `DISABLED_TOOLS`, and the method
-    /// against `READ_ONLY`.
+    /// Checks a raw request to a path no catalog action matches, by the same rules as the
+    /// actions of the `family` it would belong to (the catalog's most specific templates for
+    /// the path; see `exec::raw::family`): each family domain against `TOOLSETS` and domain
+    /// entries of `DISABLED_TOOLS`, the method against `READ_ONLY`, and the family's own
+    /// decisions — a withheld action of the same method stays withheld under any spelling of
+    /// its path, and a family whose every action is withheld is withheld as a whole. With no
+    /// family, `fallback` is the domain.
     pub fn check_unknown(
         &self,
+        catalog: &Catalog,
         method: crate::catalog::HttpMethod,
-        path: &str,
+        family: &[usize],
+        fallback: Domain,
     ) -> Result<Allowed, WithheldReason> {
-        let domain = crate::catalog::domain_for_path(&as_template(path));
-        if let Some(ts) = &self.toolsets {
-            if !ts.contains(&domain) {
-                return Err(WithheldReason::Toolsets { domain });
-            }
-        }
-        if let Some(entry) = self
-            .disabled
+        let mut domains: Vec<Domain> = family
             .iter()
-            .find(|e| Domain::parse(e) == Some(domain))
-        {
-            return Err(WithheldReason::Disabled {
-                entry: entry.clone(),
-            });
+            .filter_map(|&i| catalog.actions().get(i))
+            .map(|a| a.domain)
+            .collect();
+        domains.dedup();
+        if domains.is_empty() {
+            domains.push(fallback);
+        }
+        for domain in domains {
+            if let Some(ts) = &self.toolsets {
+                if !ts.contains(&domain) {
+                    return Err(WithheldReason::Toolsets { domain });
+                }
+            }
+            if let Some(entry) = self
+                .disabled
+                .iter()
+                .find(|e| Domain::parse(e) == Some(domain))
+            {
+                return Err(WithheldReason::Disabled {
+                    entry: entry.clone(),
+                });
+            }
         }
         if self.read_only && !method.is_read() {
             return Err(WithheldReason::ReadOnly);
         }
+        let withheld = |i: &usize| match self.decisions.get(*i) {
+            Some(Decision::Withheld { reason }) => Some(reason.clone()),
+            Some(Decision::Allowed) => None,
+            // An index the catalog does not have: when in doubt, no.
+            None => Some(WithheldReason::Disabled {
+                entry: "(unknown action)".into(),
+            }),
+        };
+        let same_method = family
+            .iter()
+            .filter(|&&i| catalog.actions().get(i).is_none_or(|a| a.method == method));
+        if let Some(reason) = same_method.filter_map(withheld).next() {
+            return Err(reason);
+        }
+        if !family.is_empty() && family.iter().all(|i| withheld(i).is_some()) {
+            if let Some(reason) = family.iter().find_map(withheld) {
+                return Err(reason);
+            }
+        }
         Ok(Allowed(()))
+    }
+
+    /// `DISABLED_TOOLS` entries that match no action, operationId or domain (a typo would
+    /// otherwise leave the action it meant callable).
+    pub fn unmatched_disabled(&self) -> &[String] {
+        &self.unmatched
     }
 
     /// Warnings about configuration entries that match nothing.
@@ -315,58 +363,16 @@ impl Policy {
     }
 }
 
-/// A concrete path with its owner segments replaced by placeholders, so the domain rules (which
-/// read templates) judge `/repos/alice/demo/pulls/3` as `pull`, not `repo`.
-fn as_template(path: &str) -> String {
-    let mut seg: Vec<String> = path
-        .trim_start_matches('/')
-        .split('/')
-        .map(str::to_string)
-        .collect();
-    let first = seg.first().cloned().unwrap_or_default();
-    let second = seg.get(1).cloned().unwrap_or_default();
-    let placeholders: &[(usize, &str)] = match first.as_str() {
-        "repos" if !matches!(second.as_str(), "issues" | "search" | "migrate") => {
-            &[(1, "owner"), (2, "repo")]
-        }
-        "orgs" | "org" => &[(1, "org")],
-        "users" => &[(1, "username")],
-        "teams" => &[(1, "id")],
-        "packages" => &[(1, "owner")],
-        _ => &[],
-    };
-    for (i, name) in placeholders {
-        if let Some(s) = seg.get_mut(*i) {
-            *s = format!("{{{name}}}");
-        }
-    }
-    format!("/{}", seg.join("/"))
-}
-
 /// True when a `DISABLED_TOOLS` entry names this action, its operationId or its domain.
 fn disables(entry: &str, action: &Action) -> bool {
     entry.eq_ignore_ascii_case(action.name.as_str())
-        || entry == action.operation_id.as_str()
+        || entry.eq_ignore_ascii_case(action.operation_id.as_str())
         || Domain::parse(entry) == Some(action.domain)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn concrete_paths_are_judged_by_their_template() {
-        assert_eq!(
-            as_template("/repos/alice/demo/pulls/3"),
-            "/repos/{owner}/{repo}/pulls/3"
-        );
-        assert_eq!(as_template("/repos/issues/search"), "/repos/issues/search");
-        assert_eq!(as_template("/orgs/acme/hooks"), "/orgs/{org}/hooks");
-        assert_eq!(
-            crate::catalog::domain_for_path(&as_template("/repos/a/b/issues/1/x")),
-            Domain::Issue
-        );
-    }
 
     #[test]
     fn toolsets_parse_with_unknown_entries_kept() {

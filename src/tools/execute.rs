@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{ToolOutput, bool_arg, check_known, object_args};
 use crate::app::State;
-use crate::exec::{self, Call, Context, Outcome};
+use crate::exec::{self, Call, Caller, Context, Outcome};
 
 /// The tool's name.
 pub const NAME: &str = "gitea_execute_action";
@@ -41,8 +41,8 @@ impl From<Outcome> for ToolOutput {
     }
 }
 
-/// Runs an execute call.
-pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
+/// Runs an execute call for `caller`.
+pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) -> ToolOutput {
     let map = match object_args(args) {
         Ok(m) => m,
         Err(out) => return *out,
@@ -55,7 +55,10 @@ pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
         Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
         Some(other) if !other.is_string() => {
             return ToolOutput::error(
-                format!("`action` must be a string (an action name), got {other}"),
+                format!(
+                    "`action` must be a string (an action name), got {}",
+                    crate::outbound::clip(&other.to_string(), 100)
+                ),
                 json!({}),
             );
         }
@@ -75,7 +78,10 @@ pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
         Some(Value::String(s)) => Some(s.as_str()),
         Some(other) => {
             return ToolOutput::error(
-                format!("`confirm` must be a string, got {other}"),
+                format!(
+                    "`confirm` must be a string, got {}",
+                    crate::outbound::clip(&other.to_string(), 100)
+                ),
                 json!({}),
             );
         }
@@ -88,5 +94,7 @@ pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
         dry_run,
         confirm,
     };
-    exec::call(state.exec_env(), ctx, &call).await.into()
+    exec::call(state.exec_env(), ctx, caller, &call)
+        .await
+        .into()
 }

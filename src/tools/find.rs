@@ -71,7 +71,12 @@ pub fn parse(args: &Value) -> Result<FindInput, String> {
     )?;
     let query = match args.get("query") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("`query` must be a string, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "`query` must be a string, got {}",
+                crate::outbound::clip(&other.to_string(), 100)
+            ));
+        }
         None => {
             return Err(
                 "`query` is required: describe what you want to do, e.g. \"list open issues\""
@@ -86,11 +91,17 @@ pub fn parse(args: &Value) -> Result<FindInput, String> {
         Some(Value::String(d)) => Some(Domain::parse(d).ok_or_else(|| {
             let known: Vec<&str> = Domain::ALL.iter().map(|d| d.as_str()).collect();
             format!(
-                "`domain` {d:?} is not a domain; use one of {}",
+                "`domain` {:?} is not a domain; use one of {}",
+                crate::outbound::clip(d, 100),
                 known.join(", ")
             )
         })?),
-        Some(other) => return Err(format!("`domain` must be a string, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "`domain` must be a string, got {}",
+                crate::outbound::clip(&other.to_string(), 100)
+            ));
+        }
     };
     let read_only = bool_arg(args, "read_only")?;
     Ok(FindInput {
@@ -110,7 +121,12 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
         .and_then(|index| index.search(&input.query, &input.options))
     {
         Ok(h) => h,
-        Err(e) => return ToolOutput::error(e.to_string(), json!({"query": input.query})),
+        Err(e) => {
+            return ToolOutput::error(
+                e.to_string(),
+                json!({"query": crate::outbound::clip(&input.query, 200)}),
+            );
+        }
     };
     if hits.is_empty() {
         return ToolOutput::ok(

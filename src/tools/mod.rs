@@ -27,6 +27,11 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
+    /// True for the answer to a tool the server does not offer.
+    pub fn is_unknown_tool(&self) -> bool {
+        matches!(&self.facts.kind, OutcomeKind::Denied(code) if code == crate::mcp::UNKNOWN_TOOL)
+    }
+
     /// A successful answer.
     pub fn ok(text: String, structured: Value) -> ToolOutput {
         ToolOutput {
@@ -65,7 +70,10 @@ pub(crate) fn object_args(
         Value::Object(m) => Ok(std::borrow::Cow::Borrowed(m)),
         Value::Null => Ok(std::borrow::Cow::Owned(serde_json::Map::new())),
         other => Err(Box::new(ToolOutput::error(
-            format!("arguments must be an object, got {other}"),
+            format!(
+                "arguments must be an object, got {}",
+                crate::outbound::clip(&other.to_string(), 100)
+            ),
             serde_json::json!({}),
         ))),
     }
@@ -89,23 +97,25 @@ pub(crate) fn int_arg(
             match n {
                 Some(n) if (min..=max).contains(&n) => Ok(n),
                 _ => Err(format!(
-                    "`{key}` must be an integer from {min} to {max}, got {v}"
+                    "`{key}` must be an integer from {min} to {max}, got {}",
+                    crate::outbound::clip(&v.to_string(), 100)
                 )),
             }
         }
     }
 }
 
-/// Reads an optional boolean argument.
-pub(crate) fn bool_arg(
-    args: &serde_json::Map<String, Value>,
-    key: &str,
-) -> Result<Option<bool>, String> {
+/// Reads an optional boolean argument: `true`/`false` or the strings `"true"`/`"false"`;
+/// anything else is an error (a guard argument must never be silently ignored).
+pub fn bool_arg(args: &serde_json::Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
         Some(Value::String(s)) if s == "true" || s == "false" => Ok(Some(s == "true")),
-        Some(v) => Err(format!("`{key}` must be true or false, got {v}")),
+        Some(v) => Err(format!(
+            "`{key}` must be true or false, got {}",
+            crate::outbound::clip(&v.to_string(), 100)
+        )),
     }
 }
 
@@ -116,14 +126,17 @@ pub(crate) fn check_known(
 ) -> Result<(), String> {
     for key in args.keys() {
         if !known.contains(&key.as_str()) {
+            // Long keys are nobody's typo (and the distance is quadratic).
             let hint = known
                 .iter()
+                .filter(|_| key.len() <= 64)
                 .min_by_key(|k| edit_distance(k, key))
                 .filter(|k| edit_distance(k, key) <= 3)
                 .map(|k| format!(" (did you mean `{k}`?)"))
                 .unwrap_or_default();
             return Err(format!(
-                "unknown argument `{key}`{hint}; accepted: {}",
+                "unknown argument `{}`{hint}; accepted: {}",
+                crate::outbound::clip(key, 100),
                 known.join(", ")
             ));
         }

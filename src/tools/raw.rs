@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{ToolOutput, bool_arg, check_known, object_args};
 use crate::app::State;
-use crate::exec::{self, Context, RawCall};
+use crate::exec::{self, Caller, Context, RawCall};
 
 /// The tool's name.
 pub const NAME: &str = "gitea_api_request";
@@ -30,8 +30,8 @@ pub fn input_schema() -> Value {
     })
 }
 
-/// Runs a raw request.
-pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
+/// Runs a raw request for `caller`.
+pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) -> ToolOutput {
     let map = match object_args(args) {
         Ok(m) => m,
         Err(out) => return *out,
@@ -46,7 +46,10 @@ pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
     let text = |key: &str| match map.get(key) {
         Some(Value::String(s)) => Ok(Some(s.as_str())),
         None | Some(Value::Null) => Ok(None),
-        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            crate::outbound::clip(&other.to_string(), 100)
+        )),
     };
     let (method, path, confirm) = match (text("method"), text("path"), text("confirm")) {
         (Ok(Some(m)), Ok(Some(p)), Ok(c)) => (m, p, c),
@@ -65,5 +68,7 @@ pub async fn run(state: &State, ctx: &Context, args: &Value) -> ToolOutput {
         dry_run,
         confirm,
     };
-    exec::raw_call(state.exec_env(), ctx, &call).await.into()
+    exec::raw_call(state.exec_env(), ctx, caller, &call)
+        .await
+        .into()
 }

@@ -10,12 +10,22 @@ use base64::Engine as _;
 use reqwest::header::HeaderMap;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FakeGitea, Fault};
+use support::{FakeGitea, Fault, RedirectTarget};
 
 fn client() -> Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     Client::builder()
         .no_proxy()
+        .build()
+        .expect("reqwest client")
+}
+
+/// A client that hands every 3xx back to the test.
+fn no_redirect_client() -> Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("reqwest client")
 }
@@ -1058,6 +1068,7 @@ async fn malformed_json_is_a_decode_error() {
     );
     let err = resp.json::<Value>().await.unwrap_err();
     assert!(err.is_decode(), "{err:?}");
+    assert!(!is_incomplete_body(&err), "{err:?}");
     assert_eq!(
         get(&c, &fake, "/api/v1/user", Some("tok")).await.json()["login"],
         "alice"
@@ -1141,6 +1152,356 @@ async fn faults_can_target_a_method_and_path_prefix() {
     );
     assert_eq!(fake.pending_faults(), 0);
     assert_eq!(fake.count("POST", issues), 3);
+}
+
+// ---- hostile upstream -------------------------------------------------------------------------
+
+const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+#[tokio::test]
+async fn redirects_answer_each_status_with_the_location_of_each_target() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    let other = FakeGitea::start().await;
+    let path = "/api/v1/repos/alice/demo/issues?state=open&page=2";
+    let targets = [
+        (RedirectTarget::SamePath, path.to_string()),
+        (
+            RedirectTarget::Url(format!("{}/", other.url())),
+            format!("{}{path}", other.url()),
+        ),
+        (
+            RedirectTarget::Location("https://elsewhere.example/ünï?x=1".into()),
+            "https://elsewhere.example/ünï?x=1".into(),
+        ),
+    ];
+    for status in REDIRECT_STATUSES {
+        for (to, location) in &targets {
+            fake.inject(Fault::Redirect {
+                status,
+                to: to.clone(),
+            });
+            let r = get(&c, &fake, path, Some("tok")).await;
+            assert_eq!(r.status.as_u16(), status, "{to:?}");
+            assert_eq!(
+                r.headers["location"].as_bytes(),
+                location.as_bytes(),
+                "{status} {to:?}"
+            );
+            assert!(r.header("content-type").unwrap().starts_with("text/html"));
+        }
+    }
+    let log = fake.requests();
+    assert_eq!(log.len(), REDIRECT_STATUSES.len() * targets.len());
+    assert!(log.iter().all(|r| {
+        matches!(r.fault, Some(Fault::Redirect { status, .. }) if r.status == Some(status))
+    }));
+    assert!(other.requests().is_empty(), "nothing was followed");
+    assert_eq!(get(&c, &fake, "/api/v1/version", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_fake_reaches_it_with_what_the_client_resends() {
+    let c = no_redirect_client();
+    let a = FakeGitea::start().await;
+    let b = FakeGitea::start().await;
+    b.add_token("tok", "alice", &["all"]);
+    b.seed_repo("alice", "demo");
+    a.inject(
+        Fault::Redirect {
+            status: 307,
+            to: RedirectTarget::Url(b.url()),
+        }
+        .on("POST", "/repos/alice/demo/issues"),
+    );
+    let path = "/api/v1/repos/alice/demo/issues?x=1";
+    let first = post(&c, &a, path, "tok", json!({ "title": "moved" })).await;
+    assert_eq!(first.status, 307);
+    let location = first.header("location").unwrap();
+    assert_eq!(location, format!("{}{path}", b.url()));
+
+    // Follow by hand, resending everything, as a careless client would.
+    let second = c
+        .post(&location)
+        .header("Authorization", "token tok")
+        .header("Sudo", "bob")
+        .json(&json!({ "title": "moved" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.status(), 403, "alice may not sudo");
+
+    assert_eq!(a.count("POST", "/repos/alice/demo/issues"), 1);
+    let got = b.requests();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].path, "/api/v1/repos/alice/demo/issues");
+    assert_eq!(got[0].query, "x=1");
+    assert_eq!(got[0].header("authorization"), Some("token tok"));
+    assert_eq!(got[0].sudo.as_deref(), Some("bob"));
+    assert_eq!(got[0].json().unwrap()["title"], "moved");
+    assert_eq!(got[0].fault, None);
+}
+
+#[tokio::test]
+async fn redirect_loops_point_at_the_same_path() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    let path = "/api/v1/user?x=1";
+
+    // A loop of three hops, then the real answer.
+    fake.inject(
+        Fault::Redirect {
+            status: 302,
+            to: RedirectTarget::SamePath,
+        }
+        .times(3),
+    );
+    for _ in 0..3 {
+        let r = get(&c, &fake, path, None).await;
+        assert_eq!(r.status, 302);
+        assert_eq!(r.header("location").as_deref(), Some(path));
+    }
+    assert_eq!(get(&c, &fake, path, None).await.status, 401);
+
+    // An endless loop, until removed.
+    let lp = Fault::RedirectLoop { status: 301 };
+    fake.inject(lp.clone().on("GET", "/user"));
+    for _ in 0..20 {
+        let r = get(&c, &fake, path, None).await;
+        assert_eq!(r.status, 301);
+        assert_eq!(r.header("location").as_deref(), Some(path));
+    }
+    assert_eq!(fake.pending_faults(), 1);
+    assert_eq!(get(&c, &fake, "/api/v1/version", None).await.status, 200);
+    // A following client gives up (reqwest's default policy: ten hops).
+    fake.clear_requests();
+    let err = client()
+        .get(format!("{}{path}", fake.url()))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(err.is_redirect(), "{err:?}");
+    assert_eq!(fake.count("GET", "/user"), 11);
+    assert!(
+        fake.requests()
+            .iter()
+            .all(|r| r.fault == Some(lp.clone()) && r.status == Some(301))
+    );
+
+    assert_eq!(fake.remove_faults(&lp), 1);
+    assert_eq!(fake.pending_faults(), 0);
+    assert_eq!(get(&c, &fake, path, None).await.status, 401);
+
+    // `clear_faults` ends a loop as well.
+    fake.inject(lp.clone());
+    assert_eq!(get(&c, &fake, path, None).await.status, 301);
+    fake.clear_faults();
+    assert_eq!(get(&c, &fake, path, None).await.status, 401);
+}
+
+#[tokio::test]
+async fn echo_quotes_the_headers_and_body_back() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    fake.inject(Fault::Echo { status: 422 });
+    let resp = c
+        .post(format!("{}/api/v1/repos/alice/demo/issues?q=1", fake.url()))
+        .header("Authorization", "token xyz")
+        .header("Sudo", "root")
+        .header("X-Custom-Thing", "a")
+        .header("X-Custom-Thing", "b")
+        .body(r#"{"title":"secret body"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 422);
+    let v: Value = resp.json().await.unwrap();
+    let message = v["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("POST /api/v1/repos/alice/demo/issues?q=1 HTTP/1.1\n"),
+        "{message}"
+    );
+    for line in [
+        "\nAuthorization: token xyz\n",
+        "\nSudo: root\n",
+        "\nX-Custom-Thing: a\n",
+        "\nX-Custom-Thing: b\n",
+    ] {
+        assert!(message.contains(line), "{line:?} not in {message}");
+    }
+    assert!(
+        message.ends_with("\n\n{\"title\":\"secret body\"}"),
+        "{message}"
+    );
+    assert_eq!(v["headers"]["Authorization"], "token xyz");
+    assert_eq!(v["headers"]["Sudo"], "root");
+    assert_eq!(v["headers"]["X-Custom-Thing"], "a, b");
+    assert_eq!(v["body"], r#"{"title":"secret body"}"#);
+    assert_eq!(
+        v["url"],
+        format!("{}/api/v1/repos/alice/demo/issues?q=1", fake.url())
+    );
+    let rec = &fake.requests()[0];
+    assert_eq!(rec.fault, Some(Fault::Echo { status: 422 }));
+    assert_eq!(rec.status, Some(422));
+}
+
+fn within_one_percent(got: usize, want: usize) -> bool {
+    got.abs_diff(want) * 100 <= want
+}
+
+#[tokio::test]
+async fn huge_bodies_have_the_size_asked_for_and_stay_valid() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+
+    for bytes in [1_000_000usize, 3_000, 1] {
+        fake.inject(Fault::HugeBody { bytes });
+        let r = get(&c, &fake, "/api/v1/repos/alice/demo/issues", None).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-length"), Some(r.bytes.len().to_string()));
+        let items = r.json();
+        let items = items.as_array().unwrap();
+        assert!(items.iter().all(Value::is_object));
+        if bytes >= 100 {
+            assert!(
+                within_one_percent(r.bytes.len(), bytes),
+                "{}",
+                r.bytes.len()
+            );
+            assert!(!items.is_empty());
+        }
+    }
+
+    fake.inject(Fault::HugeErrorMessage {
+        status: 500,
+        bytes: 200_000,
+    });
+    let r = get(&c, &fake, "/api/v1/version", None).await;
+    assert_eq!(r.status, 500);
+    assert!(
+        within_one_percent(r.bytes.len(), 200_000),
+        "{}",
+        r.bytes.len()
+    );
+    assert!(r.message().len() > 190_000);
+    assert!(r.json()["url"].is_string());
+
+    fake.inject(Fault::HugeText { bytes: 500_000 });
+    let r = get(&c, &fake, "/api/v1/version", None).await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    assert!(within_one_percent(r.bytes.len(), 500_000));
+    assert!(std::str::from_utf8(&r.bytes).is_ok());
+
+    let log = fake.requests();
+    assert_eq!(log.len(), 5);
+    assert!(log.iter().all(|r| r.fault.is_some()));
+}
+
+#[tokio::test]
+async fn a_slow_body_arrives_in_pieces() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    let fault = Fault::SlowBody {
+        chunks: 5,
+        interval: Duration::from_millis(10),
+    };
+    fake.inject(fault.clone());
+    let mut resp = c
+        .get(format!("{}/api/v1/repos/alice/demo/issues", fake.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(resp.content_length(), None, "chunked");
+    let mut pieces = 0;
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.unwrap() {
+        pieces += 1;
+        body.extend_from_slice(&chunk);
+    }
+    assert!(pieces >= 5, "{pieces} pieces");
+    let items: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(items.as_array().unwrap().len(), 5);
+    assert_eq!(items[4]["id"], 5);
+
+    let rec = &fake.requests()[0];
+    assert_eq!(rec.fault, Some(fault));
+    assert_eq!(rec.status, Some(200));
+    // The connection was closed, the next request gets a normal answer.
+    assert_eq!(get(&c, &fake, "/api/v1/version", None).await.status, 200);
+}
+
+#[tokio::test]
+async fn stopping_the_fake_cuts_a_slow_body_short() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    fake.inject(Fault::SlowBody {
+        chunks: 3,
+        interval: Duration::from_secs(3600),
+    });
+    let mut resp = c
+        .get(format!("{}/api/v1/version", fake.url()))
+        .send()
+        .await
+        .expect("the headers come at once");
+    assert_eq!(resp.status(), 200);
+    let ((), read) = tokio::join!(fake.stop(), resp.chunk());
+    let err = read.expect_err("the body was cut off");
+    assert!(err.is_decode() && is_incomplete_body(&err), "{err:?}");
+}
+
+/// Whether `err` comes from a body that ended before its announced end (not from parsing).
+fn is_incomplete_body(err: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(err);
+    let mut eof = false;
+    while let Some(e) = source {
+        if e.is::<serde_json::Error>() {
+            return false;
+        }
+        eof |= e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof);
+        source = e.source();
+    }
+    eof
+}
+
+#[tokio::test]
+async fn a_truncated_body_is_a_transport_error_not_a_parse_error() {
+    let c = no_redirect_client();
+    let fake = FakeGitea::start().await;
+    fake.add_token("tok", "alice", &["read:user"]);
+    fake.inject(Fault::TruncatedBody);
+    let resp = c
+        .get(format!("{}/api/v1/user", fake.url()))
+        .header("Authorization", "token tok")
+        .send()
+        .await
+        .expect("the headers arrive");
+    assert_eq!(resp.status(), 200);
+    let announced = resp.content_length().expect("a content length");
+    assert!(announced > 0);
+    let err = resp.bytes().await.expect_err("the body is incomplete");
+    // reqwest files this under "decode" like a JSON syntax error; only the source chain tells
+    // them apart: an `UnexpectedEof` I/O error from hyper, no `serde_json::Error`.
+    assert!(err.is_decode() && !err.is_timeout(), "{err:?}");
+    assert!(is_incomplete_body(&err), "{err:?}");
+
+    let rec = &fake.requests()[0];
+    assert_eq!(rec.fault, Some(Fault::TruncatedBody));
+    assert_eq!(rec.status, Some(200));
+    assert_eq!(
+        get(&c, &fake, "/api/v1/user", Some("tok")).await.json()["login"],
+        "alice"
+    );
 }
 
 // ---- restart ----------------------------------------------------------------------------------

@@ -31,7 +31,12 @@
 //!   event), file SHAs are SHA-256-derived 40-hex strings, so answers are deterministic.
 //!
 //! Faults ([`Fault`], queued with [`FakeGitea::inject`]) hit the next matching requests before
-//! any other processing; see `server.rs` for how `ConnectionReset` reaches the socket.
+//! any other processing, and are recorded with the request (`RecordedRequest::fault`). Besides
+//! delays, error statuses, 429, bad JSON and resets they play a hostile upstream: redirects
+//! (to the same path, another fake, any `Location`; endless with `RedirectLoop`), an `Echo` of
+//! the request's headers and body, huge bodies and error messages, a slow chunked body and a
+//! body cut off before its `Content-Length`. See `server.rs` for how `ConnectionReset`,
+//! `SlowBody` and `TruncatedBody` reach the socket.
 
 #![allow(dead_code, unused_imports)]
 
@@ -40,5 +45,5 @@ mod server;
 mod state;
 mod util;
 
-pub use server::{FakeGitea, Fault, FaultRule, RecordedRequest, UploadedAsset};
+pub use server::{FakeGitea, Fault, FaultRule, RecordedRequest, RedirectTarget, UploadedAsset};
 pub use state::RepoSeed;

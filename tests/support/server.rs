@@ -8,14 +8,24 @@
 //! to zero and fails the write, so hyper drops the connection and the kernel sends a TCP RST
 //! without a single response byte. The client sees "connection reset" / "connection closed
 //! before message completed" — a transport error, never a status.
+//!
+//! `SlowBody` and `TruncatedBody` need byte-level control a handler does not get: axum's
+//! `Body::from_stream` needs a `futures` `Stream` (no such crate among our dependencies), and
+//! hyper (in debug builds) asserts that a `Content-Length` header matches a body of known size.
+//! So the handler stores a [`Script`] — the raw response in pieces — in its connection's
+//! [`ConnCtl`] and returns a dummy `Connection: close` response. `FaultIo` swallows hyper's
+//! bytes of that response and, when hyper flushes them, writes the script instead, waiting
+//! between pieces and giving up when the fake stops. hyper then shuts the socket down (FIN), as
+//! after any `Connection: close` response.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use axum::Router;
@@ -51,6 +61,68 @@ pub enum Fault {
     MalformedJson,
     /// Close the connection with a TCP RST without sending any response byte.
     ConnectionReset,
+    /// Answer `status` (301, 302, 303, 307, 308 or any other) with a `Location` built from
+    /// `to`, and a small HTML body like Go's `http.Redirect`. Queued `.times(n)` with
+    /// [`RedirectTarget::SamePath`] it is a loop of `n` hops; see also [`Fault::RedirectLoop`].
+    Redirect { status: u16, to: RedirectTarget },
+    /// Like `Redirect` to [`RedirectTarget::SamePath`], but never used up: every matching
+    /// request is redirected until the rule is removed ([`FakeGitea::remove_faults`],
+    /// [`FakeGitea::clear_faults`]). `times` is ignored; it counts once in `pending_faults`.
+    RedirectLoop { status: u16 },
+    /// Answer `status` with a Gitea-style error that quotes the request back, as error pages
+    /// and validation messages that repeat their input do: `{"message", "url", "headers",
+    /// "body"}`. `message` is a dump of the request — request line, every header as
+    /// `Name: value` (Go's canonical names, `Authorization` and `Sudo` included), a blank line,
+    /// the raw body; `url` the full request URL with its query; `headers` the same headers as
+    /// an object (repeated ones joined with `, `); `body` the body as text.
+    Echo { status: u16 },
+    /// Answer 200 `application/json` with a valid JSON array of objects of exactly `bytes`
+    /// bytes (at least `[]`), `Content-Length` set: for response size limits.
+    HugeBody { bytes: usize },
+    /// Answer `status` with a Gitea-style error `{"message", "url"}` of exactly `bytes` bytes
+    /// (at least the envelope): for limits on what an error message may bring along.
+    HugeErrorMessage { status: u16, bytes: usize },
+    /// Answer 200 `text/plain` with exactly `bytes` bytes of text lines.
+    HugeText { bytes: usize },
+    /// Answer 200 `application/json` with the headers at once, then a JSON array of `chunks`
+    /// objects (at least one), one object per chunk of a `Transfer-Encoding: chunked` body,
+    /// each chunk after `interval`. Chunked framing makes the client see at least `chunks`
+    /// pieces however the reads fall (hyper never merges two chunks into one frame). The
+    /// response has `Connection: close`. Cut short (the connection closed mid-body) when the
+    /// fake stops. Written on the socket by [`FaultIo`], see the module documentation.
+    SlowBody { chunks: usize, interval: Duration },
+    /// Answer 200 `application/json` whose `Content-Length` announces a whole JSON object but
+    /// only the first half of it is sent before the connection is closed (FIN): the client
+    /// gets the headers, then an incomplete-body error, not a parse error. Written on the
+    /// socket by [`FaultIo`].
+    TruncatedBody,
+}
+
+/// Where a [`Fault::Redirect`] points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RedirectTarget {
+    /// `Location` = the request's own path and query, as sent (a relative reference).
+    SamePath,
+    /// `Location` = this base (trailing `/` dropped) + the request's path + `?query`: with
+    /// another fake's [`FakeGitea::url`] the client is sent to the same API path on that fake.
+    Url(String),
+    /// `Location` = this string verbatim (absolute, relative, odd schemes, non-ASCII bytes).
+    Location(String),
+}
+
+impl RedirectTarget {
+    fn location(&self, path: &str, query: &str) -> String {
+        let path_query = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
+        };
+        match self {
+            RedirectTarget::SamePath => path_query,
+            RedirectTarget::Url(base) => format!("{}{path_query}", base.trim_end_matches('/')),
+            RedirectTarget::Location(l) => l.clone(),
+        }
+    }
 }
 
 impl Fault {
@@ -183,16 +255,94 @@ pub struct UploadedAsset {
 #[derive(Debug, Default)]
 pub struct ConnCtl {
     reset: AtomicBool,
+    /// Raw bytes to send instead of the handler's response (taken by [`FaultIo`]).
+    script: Mutex<Option<Script>>,
 }
 
 /// axum connect-info giving a handler its connection's [`ConnCtl`].
 #[derive(Debug, Clone)]
 pub struct ConnHandle(Arc<ConnCtl>);
 
-/// A TCP stream that can be made to fail (and reset) on demand.
+/// A response written on the socket piece by piece, bypassing hyper (see the module docs).
+pub struct Script {
+    /// Sent in order, `interval` before each piece but the first.
+    pieces: VecDeque<Vec<u8>>,
+    interval: Duration,
+    /// Ready once the fake stops: the rest is dropped and the connection closed.
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    current: Vec<u8>,
+    written: usize,
+    started: bool,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Script")
+            .field("pieces_left", &self.pieces.len())
+            .field("interval", &self.interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Script {
+    fn new(pieces: Vec<Vec<u8>>, interval: Duration, mut stop: watch::Receiver<bool>) -> Script {
+        Script {
+            pieces: pieces.into(),
+            interval,
+            stop: Box::pin(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            }),
+            current: Vec::new(),
+            written: 0,
+            started: false,
+            sleep: None,
+        }
+    }
+
+    /// Writes the pieces to `io`; `Ready(Ok)` once all are out, `Ready(Err)` when cut short.
+    fn poll_drive(&mut self, io: &mut TcpStream, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            if self.stop.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "fault injected: the fake stopped in the middle of a response",
+                )));
+            }
+            if let Some(sleep) = self.sleep.as_mut() {
+                ready!(sleep.as_mut().poll(cx));
+                self.sleep = None;
+            }
+            if self.written < self.current.len() {
+                let n = ready!(Pin::new(&mut *io).poll_write(cx, &self.current[self.written..]))?;
+                if n == 0 {
+                    return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+                }
+                self.written += n;
+                continue;
+            }
+            ready!(Pin::new(&mut *io).poll_flush(cx))?;
+            let Some(next) = self.pieces.pop_front() else {
+                return Poll::Ready(Ok(()));
+            };
+            if self.started {
+                self.sleep = Some(Box::pin(tokio::time::sleep(self.interval)));
+            }
+            self.started = true;
+            self.current = next;
+            self.written = 0;
+        }
+    }
+}
+
+/// A TCP stream that can be made to fail (and reset) on demand, or to send a [`Script`].
 pub struct FaultIo {
     inner: TcpStream,
     ctl: Arc<ConnCtl>,
+    /// Once a script was taken, hyper's own output on this connection is swallowed.
+    scripted: bool,
+    /// The script still being written.
+    script: Option<Script>,
 }
 
 impl FaultIo {
@@ -206,6 +356,17 @@ impl FaultIo {
             ));
         }
         Ok(())
+    }
+
+    /// Whether hyper's writes are to be swallowed (taking a newly set script).
+    fn scripted(&mut self) -> bool {
+        if !self.scripted {
+            if let Some(script) = lock(&self.ctl.script).take() {
+                self.script = Some(script);
+                self.scripted = true;
+            }
+        }
+        self.scripted
     }
 }
 
@@ -229,6 +390,9 @@ impl AsyncWrite for FaultIo {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         this.check()?;
+        if this.scripted() {
+            return Poll::Ready(Ok(buf.len()));
+        }
         Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
@@ -239,6 +403,9 @@ impl AsyncWrite for FaultIo {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         this.check()?;
+        if this.scripted() {
+            return Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()));
+        }
         Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
@@ -249,6 +416,14 @@ impl AsyncWrite for FaultIo {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         this.check()?;
+        if this.scripted() {
+            if let Some(script) = this.script.as_mut() {
+                // hyper flushes after writing its (swallowed) response: send the script instead.
+                let done = ready!(script.poll_drive(&mut this.inner, cx));
+                this.script = None;
+                return Poll::Ready(done);
+            }
+        }
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 
@@ -275,6 +450,8 @@ impl Listener for FaultListener {
                         FaultIo {
                             inner: stream,
                             ctl: Arc::default(),
+                            scripted: false,
+                            script: None,
                         },
                         addr,
                     );
@@ -847,8 +1024,18 @@ impl FakeGitea {
         lock(&self.shared.faults).iter().map(|r| r.remaining).sum()
     }
 
+    /// Drops every queued fault (a [`Fault::RedirectLoop`] included).
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+
+    /// Drops the queued rules whose fault equals `fault` (to end a [`Fault::RedirectLoop`] and
+    /// keep the rest); returns how many rules were dropped.
+    pub fn remove_faults(&self, fault: &Fault) -> usize {
+        let mut faults = lock(&self.shared.faults);
+        let before = faults.len();
+        faults.retain(|r| r.fault != *fault);
+        before - faults.len()
     }
 }
 
@@ -875,9 +1062,10 @@ fn into_response(reply: Reply) -> Response {
     let mut resp = Response::new(Body::from(reply.body));
     *resp.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     for (k, v) in reply.headers {
+        // `from_bytes`, not `from_str`: a hostile `Location` may hold non-ASCII bytes.
         if let (Ok(k), Ok(v)) = (
             HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(&v),
+            HeaderValue::from_bytes(v.as_bytes()),
         ) {
             resp.headers_mut().append(k, v);
         }
@@ -889,8 +1077,12 @@ fn take_fault(shared: &Shared, method: &str, path: &str) -> Option<Fault> {
     let mut faults = lock(&shared.faults);
     let pos = faults.iter().position(|r| r.matches(method, path))?;
     let rule = &mut faults[pos];
-    rule.remaining -= 1;
     let fault = rule.fault.clone();
+    if matches!(fault, Fault::RedirectLoop { .. }) {
+        // Never used up: a loop lasts until the test removes it.
+        return Some(fault);
+    }
+    rule.remaining -= 1;
     if rule.remaining == 0 {
         faults.remove(pos);
     }
@@ -985,6 +1177,46 @@ async fn handle(AxumState(app): AxumState<AppState>, req: Request) -> Response {
                 full.to_vec(),
             ))
         }
+        Some(Fault::Redirect { status, to }) => {
+            Some(redirect_reply(status, &to.location(&path, &raw_query)))
+        }
+        Some(Fault::RedirectLoop { status }) => Some(redirect_reply(
+            status,
+            &RedirectTarget::SamePath.location(&path, &raw_query),
+        )),
+        Some(Fault::Echo { status }) => {
+            let base = lock(&app.shared.state).base_url.clone();
+            Some(echo_reply(status, &base, &parts, &body))
+        }
+        Some(Fault::HugeBody { bytes }) => Some(Reply::bytes(
+            200,
+            "application/json;charset=utf-8",
+            huge_json_array(bytes),
+        )),
+        Some(Fault::HugeErrorMessage { status, bytes }) => Some(huge_error_reply(status, bytes)),
+        Some(Fault::HugeText { bytes }) => Some(Reply::bytes(
+            200,
+            "text/plain;charset=utf-8",
+            huge_text(bytes),
+        )),
+        Some(Fault::SlowBody { chunks, interval }) => {
+            return scripted(
+                conn.as_deref(),
+                slow_body_pieces(chunks),
+                interval,
+                &app,
+                set_status,
+            );
+        }
+        Some(Fault::TruncatedBody) => {
+            return scripted(
+                conn.as_deref(),
+                truncated_body_pieces(),
+                Duration::ZERO,
+                &app,
+                set_status,
+            );
+        }
         Some(Fault::ConnectionReset) => {
             if let Some(ctl) = &conn {
                 ctl.reset.store(true, Ordering::SeqCst);
@@ -1015,4 +1247,181 @@ async fn handle(AxumState(app): AxumState<AppState>, req: Request) -> Response {
     };
     set_status(Some(reply.status), Some(info));
     into_response(reply)
+}
+
+// ---- canned fault answers ---------------------------------------------------------------------
+
+/// Hands `pieces` to the connection's [`FaultIo`] and returns the dummy response it swallows.
+fn scripted(
+    conn: Option<&ConnCtl>,
+    pieces: Vec<Vec<u8>>,
+    interval: Duration,
+    app: &AppState,
+    set_status: impl Fn(Option<u16>, Option<super::api::AuthInfo>),
+) -> Response {
+    if let Some(ctl) = conn {
+        *lock(&ctl.script) = Some(Script::new(pieces, interval, app.shutdown.clone()));
+    }
+    set_status(Some(200), None);
+    // `Connection: close` so hyper neither waits for another request nor reuses the socket.
+    into_response(Reply::empty(200).with_header("connection", "close"))
+}
+
+/// Like Go's `http.Redirect`: the status, `Location` and a one-line HTML body.
+fn redirect_reply(status: u16, location: &str) -> Reply {
+    let href = location
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&#34;");
+    Reply::bytes(
+        status,
+        "text/html; charset=utf-8",
+        format!("<a href=\"{href}\">{}</a>.\n\n", reason(status)).into_bytes(),
+    )
+    .with_header("location", location)
+}
+
+/// Go's `textproto.CanonicalMIMEHeaderKey`: `x-gitea-otp` → `X-Gitea-Otp`.
+fn canonical_header(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + &chars.as_str().to_ascii_lowercase()
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn echo_reply(status: u16, base: &str, parts: &axum::http::request::Parts, body: &[u8]) -> Reply {
+    let target = parts.uri.path_and_query().map_or_else(
+        || parts.uri.path().to_string(),
+        |pq| pq.as_str().to_string(),
+    );
+    let text = String::from_utf8_lossy(body).into_owned();
+    let mut message = format!("{} {target} {:?}\n", parts.method, parts.version);
+    let mut headers = serde_json::Map::new();
+    for (k, v) in &parts.headers {
+        let name = canonical_header(k.as_str());
+        let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        message.push_str(&format!("{name}: {value}\n"));
+        match headers.get_mut(&name) {
+            Some(Value::String(prev)) => {
+                prev.push_str(", ");
+                prev.push_str(&value);
+            }
+            _ => {
+                headers.insert(name, Value::String(value));
+            }
+        }
+    }
+    message.push('\n');
+    message.push_str(&text);
+    Reply::json(
+        status,
+        &json!({
+            "message": message,
+            "url": format!("{base}{target}"),
+            "headers": headers,
+            "body": text,
+        }),
+    )
+}
+
+/// A JSON array of issue-like objects of exactly `bytes` bytes (`[]` when that is too few).
+fn huge_json_array(bytes: usize) -> Vec<u8> {
+    const ITEM: usize = 1024;
+    let mut out = Vec::with_capacity(bytes.max(2));
+    out.push(b'[');
+    for id in 1.. {
+        let head = format!(
+            "{}{{\"id\":{id},\"title\":\"Item {id}\",\"body\":\"",
+            if id == 1 { "" } else { "," }
+        );
+        let tail = "\"}";
+        // Room for this item, leaving one byte for the closing `]`.
+        let room = bytes.saturating_sub(out.len() + 1);
+        if room < head.len() + tail.len() {
+            break;
+        }
+        // A regular item, or one that takes up all the rest when a further one would not fit.
+        let pad = if room >= 2 * ITEM {
+            ITEM - head.len() - tail.len()
+        } else {
+            room - head.len() - tail.len()
+        };
+        out.extend_from_slice(head.as_bytes());
+        out.resize(out.len() + pad, b'x');
+        out.extend_from_slice(tail.as_bytes());
+    }
+    out.push(b']');
+    out
+}
+
+/// `bytes` bytes of numbered text lines (the last one cut off).
+fn huge_text(bytes: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes + 64);
+    let mut n = 1;
+    while out.len() < bytes {
+        out.extend_from_slice(format!("fake gitea: line {n} of a huge text body\n").as_bytes());
+        n += 1;
+    }
+    out.truncate(bytes);
+    out
+}
+
+/// A Gitea error `{"message", "url"}` of exactly `bytes` bytes (at least the envelope).
+fn huge_error_reply(status: u16, bytes: usize) -> Reply {
+    let envelope = serde_json::to_vec(&json!({ "message": "", "url": DOCS_URL }))
+        .expect("serialise JSON")
+        .len();
+    // Newlines would be escaped to two bytes each; spaces keep the size exact.
+    let message = String::from_utf8(huge_text(bytes.saturating_sub(envelope)))
+        .expect("ASCII text")
+        .replace('\n', " ");
+    Reply::error(status, message)
+}
+
+/// The raw response of [`Fault::SlowBody`]: the head, then one chunk per object.
+fn slow_body_pieces(chunks: usize) -> Vec<Vec<u8>> {
+    let chunks = chunks.max(1);
+    let mut pieces = vec![
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json;charset=utf-8\r\n\
+          transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            .to_vec(),
+    ];
+    for i in 1..=chunks {
+        let data = format!(
+            "{}{{\"id\":{i},\"title\":\"Chunk {i} of {chunks}\"}}{}",
+            if i == 1 { "[" } else { "," },
+            if i == chunks { "]" } else { "" }
+        );
+        let mut piece = format!("{:x}\r\n{data}\r\n", data.len()).into_bytes();
+        if i == chunks {
+            piece.extend_from_slice(b"0\r\n\r\n");
+        }
+        pieces.push(piece);
+    }
+    pieces
+}
+
+/// The raw response of [`Fault::TruncatedBody`]: a head announcing a whole object, half of it.
+fn truncated_body_pieces() -> Vec<Vec<u8>> {
+    let body = serde_json::to_vec(&json!({
+        "id": 1,
+        "login": "truncated",
+        "full_name": "This body is cut off in the middle by the fake",
+        "email": "truncated@example.com",
+    }))
+    .expect("serialise JSON");
+    let mut piece = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json;charset=utf-8\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    piece.extend_from_slice(&body[..body.len() / 2]);
+    vec![piece]
 }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let args = cli::Cli::parse();
     cli::init_tracing(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -28,4 +29,25 @@ fn main() -> ExitCode {
             cli::Exit::from_error(&e).into()
         }
     }
+}
+
+/// `aegis-gitea-mcp catalog | head -1`: when the reader of standard output goes away, the
+/// command has simply ended. Rust's `println!` panics on a closed pipe (the runtime ignores
+/// SIGPIPE); this turns exactly that panic into a normal exit, every other panic is reported as
+/// usual.
+fn end_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        // EPIPE is 32 on Linux and macOS; the message is `failed printing to stdout: …`.
+        if payload.starts_with("failed printing to std") && payload.contains("(os error 32)") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -47,7 +47,12 @@ const DYNAMIC_TOOLS: [&str; 3] = [
 
 /// The resource templates the server announces for the mini fixture: only those whose
 /// operations the fixture has (it has `repoGet`, not `userGet`, `issueGetComments`, …).
-const FIXTURE_TEMPLATES: [&str; 2] = ["gitea://actions/{name}", "gitea://repo/{owner}/{repo}"];
+const FIXTURE_TEMPLATES: [&str; 4] = [
+    "gitea://actions/{name}",
+    "gitea://repo/{owner}/{repo}",
+    "gitea://repo/{owner}/{repo}/issue/{index}",
+    "gitea://repo/{owner}/{repo}/pr/{index}",
+];
 
 /// The resource templates the server announces for a full Gitea document.
 const TEMPLATES: [&str; 8] = [

@@ -65,3 +65,36 @@ pub(crate) fn proptest_cases(default: u32) -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// Strategies shared by the property tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// The fixture document every unit test may read.
+    pub const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gitea-mini.swagger.json"
+    );
+
+    /// Any JSON value, a few levels deep, with hostile strings.
+    pub fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            "\\PC{0,40}".prop_map(Value::String),
+            "[./%a-z0-9{}]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z_]{0,10}|\\PC{0,8}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+}

@@ -22,8 +22,9 @@ pub const REDACTED: &str = "[redacted]";
 /// requires passwords of at least 8 characters and tokens have 40).
 pub const MIN_SECRET_LEN: usize = 6;
 
-/// Argument names whose values are secrets wherever they appear in a call.
-const SECRET_KEYS: [&str; 9] = [
+/// Field names whose values are secrets wherever they appear in a call (previews mask them,
+/// answers are scrubbed of them).
+pub const SECRET_FIELDS: [&str; 9] = [
     "password",
     "passwd",
     "secret",
@@ -89,7 +90,7 @@ impl Secrets {
                 for (k, v) in m {
                     let k = k.to_ascii_lowercase();
                     let secret =
-                        SECRET_KEYS.contains(&k.as_str()) || (about_secrets && k == "data");
+                        SECRET_FIELDS.contains(&k.as_str()) || (about_secrets && k == "data");
                     match v {
                         Value::String(s) if secret => self.add(s),
                         other => self.collect(other, about_secrets),

@@ -1,13 +1,11 @@
 //! `aegis-gitea-mcp call`, driven as a process against the fake Gitea (`tests/support`) with the
-//! full Gitea API description (skipped when `../shared/spec` is absent).
+//! fixture API description.
 //!
 //! The fake runs on the test's multi-thread runtime; each process runs on the blocking pool so
 //! the fake keeps answering. Every command starts from a clean environment for the variables
 //! the binary reads; its temporary directory (where used confirmation tokens are remembered) is
 //! the test's own.
 
-#[allow(dead_code)]
-mod common;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -54,9 +52,12 @@ struct Cli {
 }
 
 impl Cli {
-    /// A fake with alice's repository `alice/demo`; `None` when the full spec is absent.
-    async fn start() -> Option<Cli> {
-        let spec = common::spec_path("gitea-swagger.v1.json")?;
+    /// A fake with alice's repository `alice/demo`.
+    async fn start() -> Cli {
+        let spec = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gitea-mini.swagger.json"
+        ));
         let fake = FakeGitea::start().await;
         fake.add_token(
             ALICE,
@@ -66,14 +67,14 @@ impl Cli {
         fake.add_token(READER, "reader", &["read:repository", "read:issue"]);
         fake.seed_repo("alice", "demo");
         fake.clear_requests();
-        Some(Cli {
+        Cli {
             fake,
             spec,
             tmp: tempfile::tempdir().expect("a temporary directory"),
-        })
+        }
     }
 
-    /// `aegis-gitea-mcp call <args> --spec <full spec>` with `token`, debug logs on stderr, and
+    /// `aegis-gitea-mcp call <args> --spec <fixture>` with `token`, debug logs on stderr, and
     /// extra variables `env`.
     async fn call(&self, token: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
@@ -102,6 +103,18 @@ impl Cli {
             }
         }
         out
+    }
+}
+
+impl Cli {
+    /// `call gitea_repo_delete --args <args> --confirm <token>` as alice.
+    async fn confirm_delete(&self, args: &str, token: &str) -> Output {
+        self.call(
+            ALICE,
+            &["gitea_repo_delete", "--args", args, "--confirm", token],
+            &[],
+        )
+        .await
     }
 }
 
@@ -139,9 +152,7 @@ fn confirm_token(v: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_successful_call_prints_the_result_json_and_exits_0() {
-    let Some(cli) = Cli::start().await else {
-        return;
-    };
+    let cli = Cli::start().await;
     let out = cli
         .call(
             ALICE,
@@ -182,9 +193,7 @@ async fn a_successful_call_prints_the_result_json_and_exits_0() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_results_exit_1_and_usage_errors_exit_2() {
-    let Some(cli) = Cli::start().await else {
-        return;
-    };
+    let cli = Cli::start().await;
     // Gitea's 404.
     let out = cli
         .call(
@@ -280,9 +289,7 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destructive_calls_are_confirmed_by_a_later_process_once() {
-    let Some(cli) = Cli::start().await else {
-        return;
-    };
+    let cli = Cli::start().await;
     let args = delete_args();
 
     // A dry run: exit 0, nothing sent.
@@ -337,26 +344,14 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
         .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
         .await;
     let token = confirm_token(&result(&out, 1));
-    let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_delete", "--args", &args, "--confirm", &token],
-            &[],
-        )
-        .await;
+    let out = cli.confirm_delete(&args, &token).await;
     let v = result(&out, 0);
     assert_eq!(v["status"], 204);
     assert!(!cli.fake.repo_exists("alice", "demo"));
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
 
     // A third process with the same token: refused, nothing sent.
-    let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_delete", "--args", &args, "--confirm", &token],
-            &[],
-        )
-        .await;
+    let out = cli.confirm_delete(&args, &token).await;
     let v = result(&out, 1);
     assert!(v["error"].as_str().unwrap().contains("already used"), "{v}");
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
@@ -375,9 +370,7 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_reach_the_call() {
-    let Some(cli) = Cli::start().await else {
-        return;
-    };
+    let cli = Cli::start().await;
     let args = delete_args();
     // CONFIRM_DESTRUCTIVE=false: deleted at once.
     cli.fake.seed_repo("alice", "gone");
@@ -438,9 +431,7 @@ fn files_in(dir: &Path) -> Vec<(String, String)> {
 /// With AUDIT_LOG set, each `call` appends one chained record (transport `cli`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_are_audited_when_an_audit_log_is_configured() {
-    let Some(cli) = Cli::start().await else {
-        return;
-    };
+    let cli = Cli::start().await;
     let log = cli.tmp.path().join("audit.log");
     let log_env = log.display().to_string();
     let env = [("AUDIT_LOG", log_env.as_str())];
@@ -485,4 +476,33 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
         "{}",
         String::from_utf8_lossy(&verified.stdout)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_spellings_of_a_confirmation_are_refused() {
+    let cli = Cli::start().await;
+    let args = delete_args();
+    let out = cli
+        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
+        .await;
+    let token = confirm_token(&result(&out, 1));
+    let (expiry, rest) = token[1..].split_once('.').expect("a token");
+    for s in [
+        format!("c0{expiry}.{rest}"),
+        format!("c00{expiry}.{rest}"),
+        format!("c+{expiry}.{rest}"),
+    ] {
+        let out = cli.confirm_delete(&args, &s).await;
+        result(&out, 1);
+    }
+    assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 0);
+    let out = cli.confirm_delete(&args, &token).await;
+    assert_eq!(result(&out, 0)["status"], 204);
+    cli.fake.seed_repo("alice", "demo");
+    let again = format!("c0{expiry}.{rest}");
+    for s in [&token, &again] {
+        let out = cli.confirm_delete(&args, s).await;
+        result(&out, 1);
+    }
+    assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
 }

@@ -17,7 +17,8 @@ const FIXTURE: &str = concat!(
 );
 
 /// Variables the binary reads; none may come from the host.
-const CLEARED: [&str; 11] = [
+const CLEARED: [&str; 12] = [
+    "DISABLED_TOOLS_ALLOW_UNKNOWN",
     "GITEA_URL",
     "GITEA_HOST",
     "GITEA_TOKEN",
@@ -235,5 +236,72 @@ fn policy_variables_mark_withheld_actions_in_the_table() {
     assert!(
         !line("gitea_repo_get_contents").contains("withheld"),
         "{out}"
+    );
+}
+
+#[test]
+fn a_closed_standard_output_ends_the_command_quietly() {
+    let dir = tmp();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd
+        .current_dir(dir.path())
+        .args(["catalog", "--json", "--spec", FIXTURE])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // `catalog | head -0`: the reader is gone before the first line is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("the binary ends");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_malformed_url_is_quoted_without_its_password() {
+    let dir = tmp();
+    for url in [
+        "https://user:hunter2@git.example.com:99999/",
+        "https://hunter2@git example.com/",
+    ] {
+        let o = catalog(dir.path(), &["--gitea-url", url], &[]);
+        assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
+        assert!(stderr(&o).contains("GITEA_URL"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("hunter2"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_disabled_tools_entry_that_matches_nothing_stops_the_start() {
+    let dir = tmp();
+    let o = catalog(
+        dir.path(),
+        &[],
+        &[("DISABLED_TOOLS", "gitea_repo_delete, repoDeleet")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("\"repoDeleet\""), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("DISABLED_TOOLS_ALLOW_UNKNOWN"),
+        "{}",
+        stderr(&o)
+    );
+    let o = catalog(
+        dir.path(),
+        &["--json"],
+        &[
+            ("DISABLED_TOOLS", "gitea_repo_delete, repoDeleet"),
+            ("DISABLED_TOOLS_ALLOW_UNKNOWN", "true"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("repoDeleet"),
+        "still warned: {}",
+        stderr(&o)
     );
 }

@@ -124,6 +124,7 @@ struct Setup {
     spec: &'static Spec,
     args: GlobalArgs,
     gateway: GatewayConfig,
+    surface: Surface,
 }
 
 /// A gateway served in-process over its own fake Gitea, with an audit log in a temp dir.
@@ -180,7 +181,7 @@ fn server(setup: &Setup) -> Server {
         .audit_log
         .as_deref()
         .map(|t| AuditLog::open(t).expect("the audit log opens"));
-    Server::new(state, ctx, Surface::Dynamic, audit)
+    Server::new(state, ctx, setup.surface, audit)
 }
 
 impl Gw {
@@ -207,20 +208,21 @@ impl Gw {
                 ..GlobalArgs::default()
             },
             gateway: default_gateway(),
+            surface: Surface::Dynamic,
         };
         tweak(&mut setup);
+        let (max_connections, header_timeout) =
+            (setup.gateway.max_connections, setup.gateway.header_timeout);
         let router = aegis_gitea_mcp::http::router(server(&setup), setup.gateway)
             .expect("the gateway builds");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
+        // The binary's own accept loop (header timeout, connection cap).
         let task = tokio::spawn(async move {
-            let _ = axum::serve(
-                listener,
-                router.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .await;
+            let _ = aegis_gitea_mcp::http::serve(router, listener, max_connections, header_timeout)
+                .await;
         });
         Gw {
             fake,
@@ -397,20 +399,7 @@ fn metric(text: &str, series: &str) -> u64 {
 async fn raw_http(addr: SocketAddr, request: &[u8]) -> String {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     s.write_all(request).await.expect("write the request");
-    let mut buf = Vec::new();
-    let read = async {
-        let mut chunk = [0u8; 8192];
-        loop {
-            match s.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, read)
-        .await
-        .expect("the server closes the connection");
-    String::from_utf8_lossy(&buf).into_owned()
+    String::from_utf8_lossy(&until_closed(&mut s).await).into_owned()
 }
 
 /// The status code of a raw HTTP/1.1 answer.
@@ -748,6 +737,7 @@ async fn no_authentication_is_refused_off_loopback() {
                 ..GlobalArgs::default()
             },
             gateway: g,
+            surface: Surface::Dynamic,
         };
         aegis_gitea_mcp::http::router(server(&s), s.gateway)
     };
@@ -2243,4 +2233,661 @@ async fn resource_reads_are_audited() {
     assert_eq!(reads[0]["outcome"], "ok");
     assert_eq!(reads[0]["transport"], "http");
     assert_ne!(reads[0]["actor"], "anonymous");
+}
+
+// ---- hardening: the holes found by attacking the server ---------------------------------------
+
+impl Gw {
+    /// `gitea_repo_get` for `owner/repo` with credential `key`.
+    async fn repo_get(&self, key: &str, owner: &str, repo: &str) -> Resp {
+        self.execute(
+            Some(key),
+            "gitea_repo_get",
+            json!({"owner": owner, "repo": repo}),
+        )
+        .await
+    }
+}
+
+/// The confirmation token in a tool result.
+fn confirm_of(v: &Value) -> String {
+    v["structuredContent"]["confirm"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no confirm token in {v}"))
+        .to_string()
+}
+
+/// `c<expiry>.<nonce>.<mac>` spelled differently but with the same numbers.
+fn respellings(token: &str) -> Vec<String> {
+    let (expiry, rest) = token[1..].split_once('.').expect("a token");
+    vec![
+        format!("c0{expiry}.{rest}"),
+        format!("c00{expiry}.{rest}"),
+        format!("c+{expiry}.{rest}"),
+        format!("c{expiry}.{}", rest.to_uppercase()),
+        format!(" {token} x"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmation_is_redeemed_once_in_one_spelling_by_its_own_caller() {
+    let gw = Gw::start(|_| {}).await;
+    gw.fake.seed_repo("svc", "demo");
+    gw.fake.clear_requests();
+    let delete = |key: &'static str, confirm: Option<String>| {
+        let mut args =
+            json!({"action": "gitea_repo_delete", "arguments": {"owner": "svc", "repo": "demo"}});
+        if let Some(c) = confirm {
+            args["confirm"] = json!(c);
+        }
+        gw.call(Some(key), "gitea_execute_action", args)
+    };
+    let v = delete(KEY_A, None).await.tool_result();
+    assert_eq!(v["structuredContent"]["confirmation_required"], true, "{v}");
+    let token = confirm_of(&v);
+    // Another API key cannot redeem A's token.
+    let v = delete(KEY_B, Some(token.clone())).await.tool_result();
+    assert_eq!(v["isError"], true, "{v}");
+    assert!(v.to_string().contains("issued for a different call"), "{v}");
+    // Other spellings of the same token are refused before any state is touched.
+    for s in respellings(&token) {
+        let v = delete(KEY_A, Some(s.clone())).await.tool_result();
+        assert_eq!(v["isError"], true, "{s}: {v}");
+    }
+    assert_eq!(gw.fake.count("DELETE", "/repos/svc/demo"), 0);
+    let v = delete(KEY_A, Some(token.clone())).await.tool_result();
+    assert_eq!(v["isError"], false, "{v}");
+    assert_eq!(v["structuredContent"]["status"], 204);
+    // Replays, in every spelling: refused, and nothing more reaches Gitea.
+    gw.fake.seed_repo("svc", "demo");
+    for s in respellings(&token).into_iter().chain([token.clone()]) {
+        let v = delete(KEY_A, Some(s.clone())).await.tool_result();
+        assert_eq!(v["isError"], true, "{s}: {v}");
+    }
+    assert_eq!(gw.fake.count("DELETE", "/repos/svc/demo"), 1);
+    assert!(gw.fake.repo_exists("svc", "demo"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_through_resource_reads_run_under_the_callers_token() {
+    let gw = Gw::start(|s| {
+        s.gateway.auth_mode = AuthMode::GiteaToken;
+        s.gateway.api_keys = None;
+    })
+    .await;
+    gw.fake.seed_repo_with(
+        "alice",
+        "secret",
+        support::RepoSeed {
+            private: true,
+            ..Default::default()
+        },
+    );
+    gw.fake.clear_requests();
+    async fn read(gw: &Gw, token: &str) -> Value {
+        let session = gw.mcp_session(Some(token)).await;
+        gw.mcp_request(
+            &session,
+            Some(token),
+            2,
+            "resources/read",
+            json!({"uri": "gitea://repo/alice/secret"}),
+        )
+        .await
+    }
+    // Bob cannot see alice's private repository, whatever the server's token could.
+    let reply = read(&gw, BOB_TOKEN).await;
+    assert_eq!(reply["error"]["code"], -32003, "{reply}");
+    let reply = read(&gw, ALICE_TOKEN).await;
+    let text = reply["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("alice/secret"), "{reply}");
+    let reads: Vec<_> = gw
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/repos/alice/secret")
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert_eq!(reads[0].token_user.as_deref(), Some("bob"));
+    assert_eq!(reads[1].token_user.as_deref(), Some("alice"));
+    for r in gw.fake.requests() {
+        assert!(
+            !r.header("authorization")
+                .unwrap_or("")
+                .contains(SERVER_TOKEN),
+            "{r:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_raw_paths_are_judged_by_their_template_family() {
+    async fn raw(gw: &Gw, method: &str, path: &str) -> Resp {
+        gw.call(
+            Some(KEY_A),
+            "gitea_api_request",
+            json!({"method": method, "path": path}),
+        )
+        .await
+    }
+    // A disabled action under a catch-all spelling (a branch name with a slash).
+    let gw = Gw::start(|s| {
+        s.args.raw_unknown_paths = Some("allow".into());
+        s.args.disabled_tools = Some("repoDeleteBranch".into());
+        s.args.confirm_destructive = Some("false".into());
+    })
+    .await;
+    gw.fake.clear_requests();
+    let v = raw(&gw, "DELETE", "/repos/acme/web/branches/feature/x")
+        .await
+        .tool_result();
+    assert_eq!(v["isError"], true, "{v}");
+    assert_eq!(
+        v["structuredContent"]["withheld"]["code"], "disabled",
+        "{v}"
+    );
+    // An unknown path that no withheld action owns still goes out (the operator allowed it).
+    let v = raw(&gw, "GET", "/repos/acme/web/branches/feature/x")
+        .await
+        .tool_result();
+    assert!(v["structuredContent"].get("withheld").is_none(), "{v}");
+    let sent: Vec<String> = gw
+        .fake
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(sent, ["GET /api/v1/repos/acme/web/branches/feature/x"]);
+
+    // An owner that spells a literal of another template is still an owner.
+    let gw = Gw::start(|s| {
+        s.args.raw_unknown_paths = Some("allow".into());
+        s.args.toolsets = Some("issue".into());
+        s.args.confirm_destructive = Some("false".into());
+    })
+    .await;
+    gw.fake.clear_requests();
+    for (method, path) in [
+        ("DELETE", "/repos/issues/web/branches/x"),
+        ("PATCH", "/repos/issues/web/branches/x"),
+        ("DELETE", "/repos/search/web/branches/x/y"),
+        ("PATCH", "/repos/migrate/web/branches/x"),
+        ("DELETE", "/repos/issues/web/branches/feature/x"),
+    ] {
+        let v = raw(&gw, method, path).await.tool_result();
+        assert_eq!(v["isError"], true, "{method} {path}: {v}");
+        assert_eq!(
+            v["structuredContent"]["withheld"]["code"], "toolsets",
+            "{method} {path}: {v}"
+        );
+    }
+    assert!(gw.fake.requests().is_empty(), "{:?}", gw.fake.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_that_gitea_echoes_never_reach_the_caller() {
+    let gw = Gw::start(|_| {}).await;
+    gw.fake.seed_repo("alice", "demo");
+    for status in [200, 400, 500] {
+        gw.fake
+            .inject(Fault::Echo { status }.on("POST", "/repos/alice/demo/issues"));
+        let r = gw
+            .call(
+                Some(KEY_A),
+                "gitea_api_request",
+                json!({"method": "POST", "path": "/repos/alice/demo/issues",
+                    "body": {"title": "t", "password": PASSWORD}}),
+            )
+            .await;
+        let v = r.tool_result();
+        // The echo did arrive (the fake quoted the request) …
+        assert!(r.body.contains("[redacted]"), "{status}: {}", r.body);
+        // … but without the token, the API key or the password.
+        for (what, secret) in [
+            ("token", SERVER_TOKEN),
+            ("key", KEY_A),
+            ("password", PASSWORD),
+        ] {
+            assert!(!r.body.contains(secret), "{status}: the {what} leaked: {v}");
+        }
+    }
+    // The same through a resource error.
+    gw.fake
+        .inject(Fault::Echo { status: 500 }.on("GET", "/repos/alice/demo"));
+    let session = gw.mcp_session(Some(KEY_A)).await;
+    let reply = gw
+        .mcp_request(
+            &session,
+            Some(KEY_A),
+            2,
+            "resources/read",
+            json!({"uri": "gitea://repo/alice/demo"}),
+        )
+        .await;
+    assert!(reply.get("error").is_some(), "{reply}");
+    assert!(!reply.to_string().contains(SERVER_TOKEN), "{reply}");
+
+    // Pass-through: the caller's own token is scrubbed too.
+    let gw = Gw::start(|s| {
+        s.gateway.auth_mode = AuthMode::GiteaToken;
+        s.gateway.api_keys = None;
+    })
+    .await;
+    gw.fake.seed_repo("bob", "demo");
+    gw.fake
+        .inject(Fault::Echo { status: 422 }.on("GET", "/repos/bob/demo"));
+    let r = gw.repo_get(BOB_TOKEN, "bob", "demo").await;
+    assert!(r.body.contains("[redacted]"), "{}", r.body);
+    assert!(!r.body.contains(BOB_TOKEN), "{}", r.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_tools_match_operation_ids_in_any_case() {
+    let gw = Gw::start(|s| s.args.disabled_tools = Some("REPODELETE, GITEA_REPO_GET".into())).await;
+    gw.fake.seed_repo("alice", "demo");
+    gw.fake.clear_requests();
+    for action in ["gitea_repo_delete", "gitea_repo_get"] {
+        let v = gw
+            .execute(
+                Some(KEY_A),
+                action,
+                json!({"owner": "alice", "repo": "demo"}),
+            )
+            .await
+            .tool_result();
+        assert_eq!(
+            v["structuredContent"]["withheld"]["code"], "disabled",
+            "{action}: {v}"
+        );
+    }
+    assert!(gw.fake.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_never_follow_redirects_and_reads_keep_credentials_at_home() {
+    let other = FakeGitea::start().await;
+    other.seed_repo("alice", "demo");
+    let gw = Gw::start(|_| {}).await;
+    gw.fake.seed_repo("alice", "demo");
+    let create = || {
+        gw.execute(
+            Some(KEY_A),
+            "gitea_issue_create",
+            json!({"owner": "alice", "repo": "demo", "body": {"title": "t", "body": "x"}}),
+        )
+    };
+    // A redirect loop on a POST: sent once, answered with the redirect.
+    gw.fake.clear_requests();
+    gw.fake
+        .inject(Fault::RedirectLoop { status: 307 }.on("POST", "/repos/alice/demo/issues"));
+    let v = create().await.tool_result();
+    assert_eq!(v["isError"], true, "{v}");
+    assert!(v.to_string().contains("never follows a redirect"), "{v}");
+    assert_eq!(gw.fake.count("POST", "/repos/alice/demo/issues"), 1);
+    gw.fake.clear_faults();
+    // To another origin, with every redirect status: nothing reaches the other host.
+    for status in [301, 302, 303, 307, 308] {
+        gw.fake.clear_requests();
+        gw.fake.inject(
+            Fault::Redirect {
+                status,
+                to: support::RedirectTarget::Url(other.url()),
+            }
+            .on("POST", "/repos/alice/demo/issues"),
+        );
+        let v = create().await.tool_result();
+        assert_eq!(v["isError"], true, "{status}: {v}");
+        assert_eq!(
+            v["structuredContent"]["location"],
+            format!("{}/api/v1/repos/alice/demo/issues", other.url()),
+            "{v}"
+        );
+        assert_eq!(
+            gw.fake.count("POST", "/repos/alice/demo/issues"),
+            1,
+            "{status}"
+        );
+    }
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+    assert!(other.comments("alice", "demo", 1).is_empty());
+
+    // Reads: a same-origin redirect is followed with the token …
+    gw.fake.clear_requests();
+    gw.fake.inject(
+        Fault::Redirect {
+            status: 302,
+            to: support::RedirectTarget::Location("/api/v1/repos/alice/demo".into()),
+        }
+        .on("GET", "/repos/alice/moved"),
+    );
+    let v = gw.repo_get(KEY_A, "alice", "moved").await.tool_result();
+    assert_eq!(v["isError"], false, "{v}");
+    let hops = gw.fake.requests();
+    assert_eq!(hops.len(), 2, "{hops:?}");
+    for r in &hops {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("token {SERVER_TOKEN}").as_str()),
+            "{r:?}"
+        );
+    }
+    // … a cross-origin one without Authorization or Sudo.
+    gw.fake.inject(
+        Fault::Redirect {
+            status: 302,
+            to: support::RedirectTarget::Url(other.url()),
+        }
+        .on("GET", "/repos/alice/demo"),
+    );
+    let v = gw
+        .execute(
+            Some(KEY_A),
+            "gitea_repo_get",
+            json!({"owner": "alice", "repo": "demo", "sudo": "bob"}),
+        )
+        .await
+        .tool_result();
+    // The other host got no credentials, so it refuses: that answer is what comes back.
+    assert_eq!(v["structuredContent"]["status"], 401, "{v}");
+    let there = other.requests();
+    assert_eq!(there.len(), 1, "{there:?}");
+    assert!(there[0].header("authorization").is_none(), "{:?}", there[0]);
+    assert!(there[0].sudo.is_none(), "{:?}", there[0]);
+    // A read redirect loop ends with an error, not a hang.
+    gw.fake
+        .inject(Fault::RedirectLoop { status: 302 }.on("GET", "/repos/alice/demo"));
+    let v = gw.repo_get(KEY_A, "alice", "demo").await.tool_result();
+    assert_eq!(v["isError"], true, "{v}");
+    assert!(v.to_string().contains("redirects"), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guard_arguments_of_the_wrong_type_never_become_a_write() {
+    let gw = Gw::start(|s| s.surface = Surface::Individual).await;
+    gw.fake.seed_repo("alice", "demo");
+    gw.fake.clear_requests();
+    let create = |extra: Value| {
+        let mut args = json!({"owner": "alice", "repo": "demo", "body": {"title": "t"}});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        gw.call(Some(KEY_A), "gitea_issue_create", args)
+    };
+    for bad in [
+        json!({"dry_run": "yes"}),
+        json!({"dry_run": 1}),
+        json!({"dry_run": "TRUE "}),
+        json!({"confirm": 5}),
+    ] {
+        let v = create(bad.clone()).await.tool_result();
+        assert_eq!(v["isError"], true, "{bad}: {v}");
+    }
+    let v = create(json!({"dry_run": "true"})).await.tool_result();
+    assert_eq!(v["structuredContent"]["dry_run"], true, "{v}");
+    assert!(gw.fake.requests().is_empty(), "{:?}", gw.fake.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_without_an_answer_is_reported_as_possibly_applied() {
+    let gw = Gw::start(|s| s.gateway.request_timeout = Duration::from_secs(1)).await;
+    gw.fake.seed_repo("alice", "demo");
+    gw.fake.clear_requests();
+    gw.fake
+        .inject(Fault::Delay(Duration::from_secs(600)).on("POST", "/repos/alice/demo/issues"));
+    let v = gw
+        .execute(
+            Some(KEY_A),
+            "gitea_issue_create",
+            json!({"owner": "alice", "repo": "demo", "body": {"title": "t"}}),
+        )
+        .await
+        .tool_result();
+    assert_eq!(v["isError"], true, "{v}");
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("may have been applied"), "{text}");
+    assert!(text.contains("check with gitea_issue_list"), "{text}");
+    assert_eq!(v["structuredContent"]["may_have_been_applied"], true);
+    assert_eq!(gw.fake.count("POST", "/repos/alice/demo/issues"), 1);
+    let last = gw.audit_records().pop().expect("an audit record");
+    assert_eq!(last["outcome"], "unknown", "{last}");
+    gw.fake.stop().await;
+}
+
+/// The size of what a model receives from a REST tool call: its text and structured copy.
+fn answer_bytes(r: &Resp) -> usize {
+    let v = r.json();
+    v["content"][0]["text"].as_str().map_or(0, str::len) + v["structuredContent"].to_string().len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_bounded_whatever_gitea_or_the_caller_sends() {
+    const MAX: usize = 80_000;
+    let gw = Gw::start(|s| s.gateway.max_body_bytes = 32 << 20).await;
+    gw.fake.seed_repo("alice", "demo");
+    // A huge Gitea error message.
+    gw.fake.inject(
+        Fault::HugeErrorMessage {
+            status: 422,
+            bytes: 900_000,
+        }
+        .on("GET", "/repos/alice/demo"),
+    );
+    let r = gw.repo_get(KEY_A, "alice", "demo").await;
+    assert_eq!(r.tool_result()["isError"], true);
+    assert!(answer_bytes(&r) <= MAX, "{}", answer_bytes(&r));
+    // A huge body.
+    gw.fake
+        .inject(Fault::HugeBody { bytes: 3_000_000 }.on("GET", "/repos/alice/demo"));
+    let r = gw.repo_get(KEY_A, "alice", "demo").await;
+    assert!(answer_bytes(&r) <= MAX, "{}", answer_bytes(&r));
+    // Caller input echoed back: a 2 MB action name, argument key, owner, method, tool name,
+    // find query.
+    let big = "x".repeat(2 << 20);
+    let cases = [
+        ("gitea_execute_action", json!({"action": big})),
+        (
+            "gitea_execute_action",
+            json!({"action": "gitea_repo_get", "arguments": {big.clone(): 1, "owner": "a", "repo": "b"}}),
+        ),
+        (
+            "gitea_execute_action",
+            json!({"action": "gitea_repo_get", "arguments": {"owner": big, "repo": "b"}}),
+        ),
+        (
+            "gitea_api_request",
+            json!({"method": big, "path": "/repos/a/b"}),
+        ),
+        ("gitea_api_request", json!({"method": "GET", "path": big})),
+        ("gitea_find_action", json!({"query": "y".repeat(10 << 20)})),
+        (
+            "gitea_find_action",
+            json!({"query": "list issues", big.clone(): true}),
+        ),
+    ];
+    for (tool, args) in cases {
+        let r = gw.call(Some(KEY_A), tool, args).await;
+        assert_eq!(
+            r.status,
+            200,
+            "{tool}: {}",
+            &r.body[..r.body.len().min(300)]
+        );
+        assert!(answer_bytes(&r) <= MAX, "{tool}: {}", answer_bytes(&r));
+    }
+    let r = gw.call(Some(KEY_A), &big, json!({})).await;
+    assert_eq!(r.status, 404);
+    assert!(r.body.len() <= 1000, "{}", r.body.len());
+    // A resource with a huge body (JSON and markdown carry it): bounded in total.
+    let index = gw.fake.seed_issue("alice", "demo", "big");
+    gw.fake
+        .set_issue_body("alice", "demo", index, &"body ".repeat(60_000));
+    let session = gw.mcp_session(Some(KEY_A)).await;
+    let reply = gw
+        .mcp_request(
+            &session,
+            Some(KEY_A),
+            2,
+            "resources/read",
+            json!({"uri": format!("gitea://repo/alice/demo/issue/{index}")}),
+        )
+        .await;
+    let contents = reply["result"]["contents"].as_array().expect("contents");
+    let total: usize = contents
+        .iter()
+        .map(|c| c["text"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(total <= MAX, "{total}");
+    assert!(
+        contents[0]["text"].as_str().unwrap().contains("body body"),
+        "the body is shown, shortened"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_reads_from_gitea_are_bounded() {
+    // /health: a 5 MB /version is not read (and not believed).
+    let gw = Gw::start(|_| {}).await;
+    gw.fake
+        .inject(Fault::HugeBody { bytes: 5 << 20 }.on("GET", "/version"));
+    let r = gw.get("/health", None).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    // The pass-through token check: a 5 MB /user is refused, not read.
+    let gw = Gw::start(|s| {
+        s.gateway.auth_mode = AuthMode::GiteaToken;
+        s.gateway.api_keys = None;
+    })
+    .await;
+    gw.fake
+        .inject(Fault::HugeBody { bytes: 5 << 20 }.on("GET", "/user"));
+    let r = gw
+        .execute(Some(BOB_TOKEN), "gitea_user_get_current", json!({}))
+        .await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    // The start-up scope read: unreadable scopes withhold nothing.
+    let config = Config::from_args(&GlobalArgs {
+        gitea_url: Some(gw.fake.url()),
+        gitea_token: Some(SERVER_TOKEN.into()),
+        ..GlobalArgs::default()
+    })
+    .unwrap();
+    let ctx = Context::new(&config, ExecConfig::from_config(&config)).unwrap();
+    gw.fake
+        .inject(Fault::HugeBody { bytes: 5 << 20 }.on("GET", "/token"));
+    assert_eq!(ctx.token_scopes().await, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_caps_hold_at_every_spelling_of_the_endpoint_and_per_credential() {
+    async fn open(gw: &Gw, path: &str, key: &str) -> Resp {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "cap", "version": "0"}}});
+        let rb = gw
+            .http
+            .post(gw.url(path))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(key)
+            .body(init.to_string());
+        gw.send(rb).await
+    }
+    let gw = Gw::start(|s| s.gateway.max_sessions = 1).await;
+    assert_eq!(open(&gw, "/mcp", KEY_A).await.status, 200);
+    for path in ["/mcp/", "/mcp", "/mcp//"] {
+        let r = open(&gw, path, KEY_B).await;
+        assert_eq!(r.status, 503, "{path}: {}", r.body);
+    }
+    let gw = Gw::start(|s| s.gateway.max_sessions_per_credential = 2).await;
+    assert_eq!(open(&gw, "/mcp", KEY_A).await.status, 200);
+    assert_eq!(open(&gw, "/mcp/", KEY_A).await.status, 200);
+    let r = open(&gw, "/mcp", KEY_A).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains("MAX_SESSIONS_PER_CREDENTIAL"), "{}", r.body);
+    assert_eq!(
+        open(&gw, "/mcp", KEY_B).await.status,
+        200,
+        "another credential still can"
+    );
+}
+
+/// Reads from `s` until the server closes the connection; what it sent.
+async fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read = async {
+        loop {
+            match s.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(DEADLINE, read)
+        .await
+        .expect("the server closes the connection");
+    buf
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_silent_connections_are_closed_and_capped() {
+    let gw = Gw::start(|s| s.gateway.header_timeout = Duration::from_secs(1)).await;
+    let mut silent = Vec::new();
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(gw.addr).await.unwrap());
+        let mut s = TcpStream::connect(gw.addr).await.unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    for s in silent.iter_mut().chain(slow.iter_mut()) {
+        until_closed(s).await;
+    }
+    // An idle keep-alive connection is closed too, after its answer.
+    let mut idle = TcpStream::connect(gw.addr).await.unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = until_closed(&mut idle).await;
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"));
+    gw.assert_alive().await;
+
+    // At most two connections: a third is closed at once, without an answer.
+    let gw = Gw::start(|s| {
+        s.gateway.max_connections = 2;
+        s.gateway.header_timeout = Duration::from_secs(600);
+    })
+    .await;
+    let held = [
+        TcpStream::connect(gw.addr).await.unwrap(),
+        TcpStream::connect(gw.addr).await.unwrap(),
+    ];
+    // The accept loop takes connections in order: once the third is refused, both are held.
+    let mut third = TcpStream::connect(gw.addr).await.unwrap();
+    let _ = third
+        .write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await;
+    assert!(until_closed(&mut third).await.is_empty());
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_tool_names_never_become_metric_labels() {
+    let gw = Gw::start(|_| {}).await;
+    for i in 0..50 {
+        let r = gw
+            .call(
+                Some(KEY_A),
+                &format!("no-such-tool-{i}-{}", "z".repeat(100)),
+                json!({}),
+            )
+            .await;
+        assert_eq!(r.status, 404);
+    }
+    let text = gw.metrics().await;
+    assert!(!text.contains("no-such-tool"), "{text}");
+    assert!(text.contains("tool=\"unknown_tool\""), "{text}");
 }

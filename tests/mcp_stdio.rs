@@ -1480,3 +1480,109 @@ async fn pipelined_requests_are_all_answered_by_id() {
     assert_eq!(resp["result"], json!({}), "{resp}");
     assert_clean_end(&mcp.close().await);
 }
+
+// ---- hardening ---------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_tool_calls_are_invalid_params() {
+    let fake = fake_with_repo().await;
+    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
+    mcp.initialize().await;
+    for params in [
+        json!({"name": "gitea_find_action", "arguments": "not an object"}),
+        json!({"name": "gitea_find_action", "arguments": [1, 2]}),
+        json!({"name": 42, "arguments": {}}),
+        json!({"arguments": {}}),
+    ] {
+        let err = mcp.error("tools/call", Some(params.clone())).await;
+        assert_eq!(err["code"], -32602, "{params}: {err}");
+    }
+    assert_clean_end(&mcp.close().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pull_request_resource_embeds_recent_comments_and_reviews() {
+    let fake = fake_with_repo().await;
+    fake.seed_branch("alice", "demo", "feature", None);
+    let pr = fake.seed_pull("alice", "demo", "feature", "main", "Add f");
+    fake.seed_comments("alice", "demo", pr, 35);
+    fake.seed_reviews("alice", "demo", pr, 65);
+    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
+    mcp.initialize().await;
+    let (v, _) = mcp
+        .read_json(&format!("gitea://repo/alice/demo/pr/{pr}"))
+        .await;
+    let comments = v["recent_comments"].as_array().expect("recent_comments");
+    assert_eq!(comments.len(), 30, "{v}");
+    assert_eq!(comments[29]["body"], "Comment 35", "the most recent: {v}");
+    assert_eq!(v["recent_comments_more"]["total_count"], 35, "{v}");
+    assert_eq!(
+        v["recent_comments_more"]["list_with"]["action"],
+        "gitea_issue_get_comments"
+    );
+    let reviews = v["recent_reviews"].as_array().expect("recent_reviews");
+    assert_eq!(reviews.len(), 30, "{v}");
+    assert_eq!(reviews[0]["body"], "Review 36", "the 30 most recent: {v}");
+    assert_eq!(reviews[29]["body"], "Review 65", "{v}");
+    assert_eq!(v["recent_reviews_more"]["total_count"], 65, "{v}");
+    assert_eq!(
+        v["recent_reviews_more"]["list_with"]["action"],
+        "gitea_pull_list_reviews"
+    );
+    assert_eq!(v["review_count"], 65);
+    for side in ["head", "base"] {
+        assert!(
+            v[side]["sha"].is_string() && v[side]["repo_full_name"] == "alice/demo",
+            "{v}"
+        );
+    }
+    assert_clean_end(&mcp.close().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmation_over_stdio_is_redeemed_once_in_one_spelling() {
+    let fake = fake_with_repo().await;
+    fake.clear_requests();
+    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
+    mcp.initialize().await;
+    let delete = json!({"action": "gitea_repo_delete",
+        "arguments": {"owner": "alice", "repo": "demo"}});
+    let preview = mcp.call_tool("gitea_execute_action", delete.clone()).await;
+    let token = preview["structuredContent"]["confirm"]
+        .as_str()
+        .expect("a token")
+        .to_string();
+    let (expiry, rest) = token[1..].split_once('.').unwrap();
+    let confirm = |c: String| {
+        let mut d = delete.clone();
+        d["confirm"] = json!(c);
+        d
+    };
+    for s in [
+        format!("c0{expiry}.{rest}"),
+        format!("c00{expiry}.{rest}"),
+        format!("c+{expiry}.{rest}"),
+    ] {
+        let r = mcp
+            .call_tool("gitea_execute_action", confirm(s.clone()))
+            .await;
+        assert!(is_error(&r), "{s}: {}", short(&r));
+    }
+    let r = mcp
+        .call_tool("gitea_execute_action", confirm(token.clone()))
+        .await;
+    assert!(!is_error(&r), "{}", short(&r));
+    fake.seed_repo("alice", "demo");
+    for s in [token.clone(), format!("c0{expiry}.{rest}")] {
+        let r = mcp.call_tool("gitea_execute_action", confirm(s)).await;
+        assert!(is_error(&r), "{}", short(&r));
+    }
+    assert_eq!(
+        fake.count("DELETE", "/repos/alice/demo"),
+        1,
+        "{:?}",
+        fake.requests()
+    );
+    assert!(fake.repo_exists("alice", "demo"));
+    assert_clean_end(&mcp.close().await);
+}

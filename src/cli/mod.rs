@@ -71,7 +71,14 @@ pub enum Exit {
 impl Exit {
     /// Usage errors (configuration) exit 2; everything else 1.
     pub fn from_error(e: &anyhow::Error) -> Exit {
-        if e.downcast_ref::<config::Error>().is_some() || e.downcast_ref::<UsageError>().is_some() {
+        let settings = matches!(
+            e.downcast_ref::<aegis_gitea_mcp::app::Error>(),
+            Some(aegis_gitea_mcp::app::Error::UnknownDisabled(_))
+        );
+        if settings
+            || e.downcast_ref::<config::Error>().is_some()
+            || e.downcast_ref::<UsageError>().is_some()
+        {
             Exit::Usage
         } else {
             Exit::Failure

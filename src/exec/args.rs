@@ -284,3 +284,56 @@ fn short(v: &Value) -> String {
         format!("{}…", s.chars().take(59).collect::<String>())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fixture() -> Catalog {
+        let bytes = std::fs::read(crate::testing::FIXTURE).unwrap();
+        Catalog::build(&crate::spec::Spec::parse(&bytes).unwrap()).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::proptest_cases(128)))]
+
+        /// Any arguments for any action are refused with problems and a usage line, or
+        /// validate; validated arguments always build a request (or a build error) whose path
+        /// arguments stay inside their segments. Nothing panics.
+        #[test]
+        fn any_arguments_validate_or_are_refused(which in any::<usize>(), args in crate::testing::json()) {
+            let catalog = fixture();
+            let validators = Validators::new(&catalog);
+            let i = which % catalog.len();
+            let action = &catalog.actions()[i];
+            match validate(&validators, i, action, &args) {
+                Ok(valid) => {
+                    if let Ok(req) = crate::exec::request::build(action, &valid) {
+                        let template_segments = action.path.matches('/').count();
+                        let multi = action.params.iter().any(|p| crate::exec::request::is_multi_segment(&p.name));
+                        prop_assert!(multi || req.path.matches('/').count() == template_segments, "{}", req.path);
+                        prop_assert!(!req.path.split('/').any(|s| s == ".." || s == "."), "{}", req.path);
+                    }
+                }
+                Err(p) => {
+                    prop_assert!(!p.problems.is_empty());
+                    prop_assert!(p.usage.starts_with(action.name.as_str()));
+                }
+            }
+        }
+
+        /// Coercion only ever turns strings into the declared scalar types; it never panics.
+        #[test]
+        fn coercion_is_total(which in any::<usize>(), args in proptest::collection::btree_map("[a-z_]{1,10}", crate::testing::json(), 0..6)) {
+            let catalog = fixture();
+            let action = &catalog.actions()[which % catalog.len()];
+            let mut map: Map<String, Value> = args.into_iter().collect();
+            let keys: Vec<String> = map.keys().cloned().collect();
+            coerce(action, &mut map);
+            for k in keys {
+                prop_assert!(map.contains_key(&k));
+            }
+        }
+    }
+}

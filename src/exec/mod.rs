@@ -641,19 +641,6 @@ fn preview(client: &GiteaClient, req: &Request, scopes: &[String]) -> Value {
     })
 }
 
-/// Field names whose values are secrets.
-pub const SECRET_FIELDS: [&str; 9] = [
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "access_token",
-    "client_secret",
-    "passphrase",
-    "private_key",
-    "new_password",
-];
-
 /// A copy of a body with secret values replaced by `***`.
 pub fn redact(v: &Value, secret_data: bool) -> Value {
     match v {
@@ -661,8 +648,8 @@ pub fn redact(v: &Value, secret_data: bool) -> Value {
             m.iter()
                 .map(|(k, v)| {
                     let lower = k.to_ascii_lowercase();
-                    let secret =
-                        SECRET_FIELDS.contains(&lower.as_str()) || (secret_data && lower == "data");
+                    let secret = crate::outbound::SECRET_FIELDS.contains(&lower.as_str())
+                        || (secret_data && lower == "data");
                     (
                         k.clone(),
                         if secret && !v.is_null() {

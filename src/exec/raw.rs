@@ -275,4 +275,33 @@ mod tests {
         assert_eq!(segment_matches("{owner}", "alice"), Some(0));
         assert_eq!(segment_matches("repos", "repo"), None);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(256)))]
+
+        /// Any path is refused with a message, or comes back as a clean relative path that
+        /// cannot leave `/api/v1`; matching it against the catalog never panics.
+        #[test]
+        fn hostile_raw_paths_are_refused_or_clean(
+            path in proptest::prop_oneof![
+                "\\PC{0,80}",
+                "(/api/v1)?(/[-a-z0-9.%~:@!$&'()*+,;=]{0,8}){1,8}/?",
+            ],
+        ) {
+            match check_path(&path) {
+                Ok(clean) => {
+                    proptest::prop_assert!(clean.starts_with('/') && !clean.starts_with("//"));
+                    for seg in clean.split('/').skip(1) {
+                        proptest::prop_assert!(!seg.is_empty() && seg != "." && seg != "..", "{clean}");
+                    }
+                    let lower = clean.to_ascii_lowercase();
+                    proptest::prop_assert!(!lower.contains("%2f") && !lower.contains("%2e") && !lower.contains("%5c"));
+                    let c = fixture();
+                    let _ = match_action(&c, HttpMethod::Delete, &clean);
+                    let _ = family(&c, &clean);
+                }
+                Err(e) => proptest::prop_assert!(e.starts_with("`path`"), "{e}"),
+            }
+        }
+    }
 }

@@ -847,4 +847,39 @@ mod tests {
         embed(&mut w, "comments", vec![json!(1)], 1, "x", json!({}));
         assert!(w.get("comments_more").is_none());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::proptest_cases(256)))]
+
+        /// Any URI parses, or is refused with -32602 (malformed) or -32002 (no such
+        /// resource); a parsed name never carries a separator.
+        #[test]
+        fn hostile_uris_are_refused_with_their_code(
+            uri in proptest::prop_oneof![
+                "\\PC{0,60}",
+                "gitea://(repo|owner|actions)/[a-z%./\\\\0-9]{0,20}(/[a-z%.0-9]{0,6}){0,5}",
+                "gitea://repo/[a-z]{1,5}/[a-z]{1,5}/(issue|pr|commit)/[-+0-9a-fx ]{0,22}(/comment/[0-9x]{0,5})?",
+            ],
+        ) {
+            match parse(&uri) {
+                Ok(u) => {
+                    let names = match &u {
+                        Uri::Owner(o) => vec![o.clone()],
+                        Uri::Repo(o, r) | Uri::Issue(o, r, _) | Uri::Pull(o, r, _)
+                        | Uri::Comment(o, r, _, _) | Uri::Commit(o, r, _) | Uri::CommitStatus(o, r, _) => {
+                            vec![o.clone(), r.clone()]
+                        }
+                        Uri::Actions | Uri::Action(_) => vec![],
+                    };
+                    for n in names {
+                        proptest::prop_assert!(!n.contains('/') && n != ".." && !n.is_empty(), "{n:?}");
+                    }
+                }
+                Err(e) => proptest::prop_assert!(
+                    e.code.0 == -32602 || e.code == ErrorCode::RESOURCE_NOT_FOUND,
+                    "{uri:?}: {e:?}"
+                ),
+            }
+        }
+    }
 }

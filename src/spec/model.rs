@@ -944,4 +944,86 @@ mod tests {
             ]
         );
     }
+
+    mod mutated {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Replaces (or removes) the node reached by following `choices` from the root.
+        fn mutate(node: &mut Value, choices: &[usize], with: &Option<Value>) {
+            let Some((c, rest)) = choices.split_first() else {
+                if let Some(v) = with {
+                    *node = v.clone();
+                }
+                return;
+            };
+            match node {
+                Value::Object(m) if !m.is_empty() => {
+                    let key = m.keys().nth(c % m.len()).cloned().unwrap_or_default();
+                    if rest.is_empty() && with.is_none() {
+                        m.remove(&key);
+                    } else if let Some(child) = m.get_mut(&key) {
+                        mutate(child, rest, with);
+                    }
+                }
+                Value::Array(items) if !items.is_empty() => {
+                    let i = c % items.len();
+                    if rest.is_empty() && with.is_none() {
+                        items.remove(i);
+                    } else {
+                        mutate(&mut items[i], rest, with);
+                    }
+                }
+                other => {
+                    if let Some(v) = with {
+                        *other = v.clone();
+                    }
+                }
+            }
+        }
+
+        fn fixture() -> Value {
+            serde_json::from_slice(&std::fs::read(crate::testing::FIXTURE).unwrap()).unwrap()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(crate::proptest_cases(64)))]
+
+            /// A document mutated anywhere (a node replaced by any JSON, or removed) loads or is
+            /// refused with an error naming where; whatever loads builds a catalog or is
+            /// refused; nothing panics.
+            #[test]
+            fn mutated_documents_never_panic(
+                edits in proptest::collection::vec(
+                    (proptest::collection::vec(any::<usize>(), 1..7),
+                     proptest::option::of(crate::testing::json())),
+                    1..4),
+            ) {
+                let mut doc = fixture();
+                for (choices, with) in &edits {
+                    mutate(&mut doc, choices, with);
+                }
+                match Spec::parse(doc.to_string().as_bytes()) {
+                    Ok(spec) => {
+                        let _ = crate::catalog::Catalog::build(&spec);
+                    }
+                    Err(e) => prop_assert!(!e.to_string().is_empty()),
+                }
+            }
+
+            /// Truncated or byte-flipped documents are refused (or load), never a panic.
+            #[test]
+            fn damaged_bytes_never_panic(cut in any::<usize>(), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)) {
+                let mut bytes = std::fs::read(crate::testing::FIXTURE).unwrap();
+                for (i, b) in flips {
+                    let n = bytes.len();
+                    bytes[i % n] = b;
+                }
+                bytes.truncate(cut % (bytes.len() + 1));
+                if let Ok(spec) = Spec::parse(&bytes) {
+                    let _ = crate::catalog::Catalog::build(&spec);
+                }
+            }
+        }
+    }
 }

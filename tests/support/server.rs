@@ -815,6 +815,46 @@ impl FakeGitea {
         }
     }
 
+    /// Replaces the body of issue (or pull request) `index`.
+    pub fn set_issue_body(&self, owner: &str, repo: &str, index: i64, body: &str) {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let issue = st.repos[ri]
+            .issue_mut(index)
+            .unwrap_or_else(|| panic!("no issue #{index} in {owner}/{repo}"));
+        issue.body = body.to_string();
+    }
+
+    /// Adds `n` reviews `Review 1` … `Review n` (state `COMMENT`, by the owner) to pull request
+    /// `index`.
+    pub fn seed_reviews(&self, owner: &str, repo: &str, index: i64, n: usize) {
+        let mut st = self.state();
+        let ri = Self::repo_index(&st, owner, repo);
+        let poster = st.repos[ri].owner.to_ascii_lowercase();
+        for i in 1..=n {
+            let id = st.next_id("review");
+            let now = st.tick();
+            let issue = st.repos[ri]
+                .issue_mut(index)
+                .unwrap_or_else(|| panic!("no pull request #{index} in {owner}/{repo}"));
+            let pull = issue
+                .pull
+                .as_mut()
+                .unwrap_or_else(|| panic!("#{index} in {owner}/{repo} is not a pull request"));
+            let commit_id = pull.head_sha.clone();
+            pull.reviews.push(super::state::Review {
+                id,
+                poster: poster.clone(),
+                state: "COMMENT".into(),
+                body: format!("Review {i}"),
+                commit_id,
+                comments_count: 0,
+                official: false,
+                submitted: now,
+            });
+        }
+    }
+
     /// Creates a repository label; returns its id.
     pub fn seed_label(&self, owner: &str, repo: &str, name: &str, color: &str) -> i64 {
         let mut st = self.state();

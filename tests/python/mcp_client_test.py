@@ -29,7 +29,12 @@ from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters
 DYNAMIC_TOOLS = {"gitea_find_action", "gitea_execute_action", "gitea_api_request"}
 # The mini fixture has repoGet but not userGet, issueGetComments, repoGetPullRequest, ...: the
 # server announces only the entity templates whose operations the loaded document has.
-TEMPLATES = {"gitea://actions/{name}", "gitea://repo/{owner}/{repo}"}
+TEMPLATES = {
+    "gitea://actions/{name}",
+    "gitea://repo/{owner}/{repo}",
+    "gitea://repo/{owner}/{repo}/issue/{index}",
+    "gitea://repo/{owner}/{repo}/pr/{index}",
+}
 TIMEOUT = 60.0
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

@@ -43,18 +43,23 @@ fn validate_and_build(c: &mut Criterion) {
     let index = state.catalog.index_of(&action.name).expect("index");
     let arguments = json!({"owner": "alice", "repo": "demo", "body": {"title": "Flaky test", "body": "It fails on CI", "labels": [1, 2]}});
     // Compile once, as the server does.
-    args::validate(&state.validators, index, action, &arguments).expect("valid");
+    args::validate(&state.validators, index, action, arguments.clone()).expect("valid");
     c.bench_function("validate + build request (gitea_issue_create)", |b| {
-        b.iter(|| {
-            let v = args::validate(
-                &state.validators,
-                index,
-                action,
-                std::hint::black_box(&arguments),
-            )
-            .expect("valid");
-            request::build(action, &v).expect("request")
-        })
+        // The arguments move into validation (as from the transport); their copy is setup.
+        b.iter_batched(
+            || arguments.clone(),
+            |arguments| {
+                let v = args::validate(
+                    &state.validators,
+                    index,
+                    action,
+                    std::hint::black_box(arguments),
+                )
+                .expect("valid");
+                request::build(action, &v).expect("request")
+            },
+            criterion::BatchSize::SmallInput,
+        )
     });
 }
 
@@ -84,11 +89,12 @@ fn end_to_end() {
         let bare = reqwest::Client::new();
         let url = format!("{}/api/v1/repos/alice/demo", fake.url());
         let input = json!({"action": "gitea_repo_get", "arguments": {"owner": "alice", "repo": "demo"}});
+        let serde_json::Value::Object(input) = input else { unreachable!("an object literal") };
         let (mut ours, mut plain) = (Vec::new(), Vec::new());
         let rounds = 3000;
         for i in 0..rounds + 200 {
             let t = Instant::now();
-            let out = tools::execute::run(&state, &ctx, &aegis_gitea_mcp::exec::Caller::local(), &input).await;
+            let out = tools::execute::run(&state, &ctx, &aegis_gitea_mcp::exec::Caller::local(), input.clone()).await;
             let d_ours = t.elapsed();
             assert!(!out.is_error, "{}", out.text);
             let t = Instant::now();

@@ -53,6 +53,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod outbound;
 pub mod policy;
+pub mod render;
 pub mod search;
 pub mod spec;
 pub mod tools;

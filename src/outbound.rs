@@ -36,6 +36,21 @@ pub const SECRET_FIELDS: [&str; 9] = [
     "new_password",
 ];
 
+fn mentions_secret(s: &str) -> bool {
+    s.to_ascii_lowercase().contains("secret")
+}
+
+fn v_mentions_secret(v: &Value) -> bool {
+    match v {
+        Value::String(s) => mentions_secret(s),
+        Value::Array(items) => items.iter().any(v_mentions_secret),
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| mentions_secret(k) || v_mentions_secret(v)),
+        _ => false,
+    }
+}
+
 /// `s` cut to at most `max_chars` characters, saying how much was left out.
 pub fn clip(s: &str, max_chars: usize) -> Cow<'_, str> {
     match s.char_indices().nth(max_chars) {
@@ -79,25 +94,30 @@ impl Secrets {
 
     /// Adds the values of secret-named fields anywhere in `args` (passwords, tokens; and the
     /// `data` of Actions secrets when the call is about secrets).
-    pub fn add_arguments(&mut self, args: &Value) {
-        let about_secrets = args.to_string().to_ascii_lowercase().contains("secret");
+    pub fn add_arguments(&mut self, args: &Map<String, Value>) {
+        let about_secrets = args
+            .iter()
+            .any(|(k, v)| mentions_secret(k) || v_mentions_secret(v));
         self.collect(args, about_secrets);
     }
 
-    fn collect(&mut self, v: &Value, about_secrets: bool) {
-        match v {
-            Value::Object(m) => {
-                for (k, v) in m {
-                    let k = k.to_ascii_lowercase();
-                    let secret =
-                        SECRET_FIELDS.contains(&k.as_str()) || (about_secrets && k == "data");
-                    match v {
-                        Value::String(s) if secret => self.add(s),
-                        other => self.collect(other, about_secrets),
-                    }
-                }
+    fn collect(&mut self, m: &Map<String, Value>, about_secrets: bool) {
+        for (k, v) in m {
+            let k = k.to_ascii_lowercase();
+            let secret = SECRET_FIELDS.contains(&k.as_str()) || (about_secrets && k == "data");
+            match v {
+                Value::String(s) if secret => self.add(s),
+                other => self.collect_value(other, about_secrets),
             }
-            Value::Array(items) => items.iter().for_each(|i| self.collect(i, about_secrets)),
+        }
+    }
+
+    fn collect_value(&mut self, v: &Value, about_secrets: bool) {
+        match v {
+            Value::Object(m) => self.collect(m, about_secrets),
+            Value::Array(items) => items
+                .iter()
+                .for_each(|i| self.collect_value(i, about_secrets)),
             _ => {}
         }
     }
@@ -306,13 +326,14 @@ mod tests {
     #[test]
     fn secrets_come_from_secret_named_arguments() {
         let mut s = Secrets::new();
-        s.add_arguments(
-            &json!({"arguments": {"body": {"username": "bob", "password": "pw-hunter2"}}}),
-        );
-        s.add_arguments(
-            &json!({"path": "/repos/a/b/actions/secrets/X", "body": {"data": "s3cr3t-data"}}),
-        );
-        s.add_arguments(&json!({"body": {"data": "plain-data-value"}}));
+        let obj = |v: Value| v.as_object().cloned().unwrap();
+        s.add_arguments(&obj(
+            json!({"arguments": {"body": {"username": "bob", "password": "pw-hunter2"}}}),
+        ));
+        s.add_arguments(&obj(
+            json!({"path": "/repos/a/b/actions/secrets/X", "body": {"data": "s3cr3t-data"}}),
+        ));
+        s.add_arguments(&obj(json!({"body": {"data": "plain-data-value"}})));
         assert_eq!(
             s.scrub_str("pw-hunter2 s3cr3t-data bob"),
             format!("{REDACTED} {REDACTED} bob")

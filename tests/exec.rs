@@ -131,7 +131,11 @@ impl Harness {
 
     /// `gitea_execute_action` with a full input object and an executor.
     async fn execute_as(&self, ctx: &Context, input: Value) -> ToolOutput {
-        let out = tools::execute::run(&self.state, ctx, &Caller::local(), &input).await;
+        // The transport hands the tool an object; anything else is refused before the tool.
+        let Value::Object(input) = input else {
+            return self.record(ToolOutput::error("arguments must be an object", json!({})));
+        };
+        let out = tools::execute::run(&self.state, ctx, &Caller::local(), input).await;
         self.record(out)
     }
 
@@ -143,12 +147,19 @@ impl Harness {
 
     /// `gitea_api_request` as alice.
     async fn raw(&self, input: Value) -> ToolOutput {
-        let out = tools::raw::run(&self.state, &self.ctx, &Caller::local(), &input).await;
+        let Value::Object(input) = input else {
+            panic!("an object")
+        };
+        let out = tools::raw::run(&self.state, &self.ctx, &Caller::local(), input).await;
         self.record(out)
     }
 
     fn usage(&self, action: &str) -> String {
-        aegis_gitea_mcp::exec::args::usage(self.state.catalog.get(action).expect("an action"))
+        let a = self.state.catalog.get(action).expect("an action");
+        aegis_gitea_mcp::render::call::usage_line(
+            a.name.as_str(),
+            &aegis_gitea_mcp::exec::args::usage(a),
+        )
     }
 }
 

@@ -87,8 +87,10 @@ async fn worker(
         let args = minimal_arguments(action);
         drop(proxy.take());
         let call = json!({"action": action.name.as_str(), "arguments": args.clone()});
-        let output =
-            execute::run(state, &ctx, &aegis_gitea_mcp::exec::Caller::local(), &call).await;
+        let Value::Object(call) = call else {
+            unreachable!("an object literal")
+        };
+        let output = execute::run(state, &ctx, &aegis_gitea_mcp::exec::Caller::local(), call).await;
         let exchanges = proxy.take();
         out.push(Outcome {
             action: action.name.to_string(),

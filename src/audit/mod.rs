@@ -13,6 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
+use crate::exec::{CallResult, Refusal, RequestLine};
 use crate::spec::sha256_hex;
 
 /// The `prev` of the first record.
@@ -80,6 +81,63 @@ pub struct Facts {
     pub kind: OutcomeKind,
     /// Gitea's status, when a request was sent.
     pub status: Option<u16>,
+}
+
+impl Facts {
+    /// What the audit log records about a call's result.
+    pub fn of(result: &CallResult) -> Facts {
+        let line = |r: &RequestLine| (r.method.as_str().to_string(), r.path.clone());
+        match result {
+            Ok(done) => {
+                Facts {
+                    action: Some(done.action.as_ref().map(|a| a.to_string()).unwrap_or_else(
+                        || format!("{} {}", done.request.method, done.request.path),
+                    )),
+                    request: Some(line(&done.request)),
+                    kind: OutcomeKind::Ok,
+                    status: Some(done.status),
+                }
+            }
+            Err(refusal) => {
+                let action = match refusal {
+                    Refusal::UnknownAction { .. }
+                    | Refusal::RawDisabled
+                    | Refusal::BadRaw(_)
+                    | Refusal::UnknownPath { .. } => None,
+                    Refusal::Withheld { target, .. }
+                    | Refusal::DryRun { target, .. }
+                    | Refusal::NeedsConfirmation { target, .. }
+                    | Refusal::ConfirmationRefused { target, .. }
+                    | Refusal::ConfirmationUnavailable { target, .. } => Some(target.clone()),
+                    Refusal::InvalidArguments { action, .. }
+                    | Refusal::Unbuildable { action, .. } => Some(action.to_string()),
+                    Refusal::Gitea { action, .. }
+                    | Refusal::Transport { action, .. }
+                    | Refusal::TimedOut { action, .. }
+                    | Refusal::Unanswered { action, .. }
+                    | Refusal::Redirected { action, .. }
+                    | Refusal::FileTooLarge { action, .. }
+                    | Refusal::AnswerTooLarge { action, .. }
+                    | Refusal::MalformedJson { action, .. } => {
+                        action.as_ref().map(|a| a.to_string())
+                    }
+                };
+                let kind = match refusal {
+                    Refusal::Withheld { reason, .. } => OutcomeKind::Denied(reason.code().into()),
+                    Refusal::DryRun { .. } => OutcomeKind::DryRun,
+                    Refusal::NeedsConfirmation { .. } => OutcomeKind::ConfirmationRequired,
+                    Refusal::Unanswered { .. } => OutcomeKind::Unknown,
+                    _ => OutcomeKind::Error,
+                };
+                Facts {
+                    action,
+                    request: refusal.request().map(line),
+                    kind,
+                    status: refusal.status(),
+                }
+            }
+        }
+    }
 }
 
 /// One audit entry before it is chained.

@@ -69,19 +69,18 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
     };
     // The same entry point as every transport: audit, scrubbing and bounds included.
     let server = Server::new(state, ctx, Surface::Dynamic, audit);
-    let mut input = json!({"action": args.action, "arguments": arguments, "dry_run": args.dry_run});
+    let mut input = serde_json::Map::new();
+    input.insert("action".into(), json!(args.action));
+    input.insert("arguments".into(), arguments);
+    input.insert("dry_run".into(), json!(args.dry_run));
     if let Some(c) = &args.confirm {
-        input["confirm"] = json!(c);
+        input.insert("confirm".into(), json!(c));
     }
     let out = server
         .call(tools::execute::NAME, input, &CallOrigin::local("cli"))
         .await;
     println!("{}", serde_json::to_string_pretty(&out.structured)?);
-    if out.is_error {
-        eprintln!("{}", out.text);
-        return Ok(Exit::Failure);
-    }
-    if out.structured.get("confirmation_required") == Some(&Value::Bool(true)) {
+    if out.is_error || out.needs_confirmation() {
         eprintln!("{}", out.text);
         return Ok(Exit::Failure);
     }

@@ -7,7 +7,6 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
 use crate::catalog::{Action, BODY_ARG, Catalog, ParamLocation, SUDO_ARG};
-use crate::tools::edit_distance;
 
 /// Arguments that passed validation. Only [`validate`] makes one, so a request can never be
 /// built from unchecked input.
@@ -24,20 +23,70 @@ impl ValidatedArgs {
 /// Why the arguments were refused.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgProblems {
-    /// One line per problem: the argument path, what was expected, what was given.
-    pub problems: Vec<String>,
-    /// The action's compact parameter list, so the model can fix the call in one step.
-    pub usage: String,
+    /// The problems, at most [`MAX_PROBLEMS`] (then `more` is set).
+    pub problems: Vec<Problem>,
+    /// More problems were found than are listed.
+    pub more: bool,
+    /// The action's parameters, so the model can fix the call in one step.
+    pub usage: Vec<Usage>,
 }
 
-impl std::fmt::Display for ArgProblems {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "invalid arguments:")?;
-        for p in &self.problems {
-            writeln!(f, "- {p}")?;
-        }
-        write!(f, "{}", self.usage)
-    }
+/// Most problems listed for one call.
+pub const MAX_PROBLEMS: usize = 10;
+
+/// One problem with the arguments; `at` is `arguments` or the argument path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Problem {
+    /// `arguments` is not an object.
+    NotAnObject {
+        /// The JSON type given (`a string`, `an array`, …).
+        given: &'static str,
+    },
+    /// An argument the action does not take.
+    Unknown {
+        /// Where.
+        at: String,
+        /// The name given (clipped).
+        name: String,
+        /// The closest accepted name, if near.
+        suggestion: Option<String>,
+    },
+    /// A required argument is missing.
+    Missing {
+        /// Where.
+        at: String,
+        /// The missing name.
+        name: String,
+        /// Every required name at that level (top level only).
+        required: Vec<String>,
+    },
+    /// A value that breaks the schema.
+    Invalid {
+        /// Where.
+        at: String,
+        /// The validator's message.
+        message: String,
+        /// The value given (clipped).
+        given: String,
+    },
+    /// The action's schema does not compile (a bug in the document or the catalog).
+    Schema {
+        /// The compiler's message.
+        message: String,
+    },
+}
+
+/// One parameter in the usage line: name, type, allowed values, required.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usage {
+    /// The name (`body` for the body, with its property names).
+    pub name: String,
+    /// The JSON type (for the body: `{prop,prop,…}`).
+    pub ty: String,
+    /// Allowed values, when few.
+    pub values: Vec<String>,
+    /// Must be given.
+    pub required: bool,
 }
 
 /// Compiled input schemas, one per action, compiled on first use and kept.
@@ -119,88 +168,100 @@ pub fn coerce(action: &Action, args: &mut Map<String, Value>) {
     }
 }
 
-/// Coerces, then validates `args` against the action's input schema.
+/// Coerces, then validates `args` against the action's input schema. Takes the arguments by
+/// value: coercion happens in place, and the map travels on into the request unchanged.
 pub fn validate(
     validators: &Validators,
     index: usize,
     action: &Action,
-    args: &Value,
+    args: Value,
 ) -> Result<ValidatedArgs, ArgProblems> {
-    let usage = usage(action);
+    let refuse = |problems: Vec<Problem>, more: bool| ArgProblems {
+        problems,
+        more,
+        usage: usage(action),
+    };
     let mut map = match args {
-        Value::Object(m) => m.clone(),
+        Value::Object(m) => m,
         Value::Null => Map::new(),
         other => {
-            return Err(ArgProblems {
-                problems: vec![format!(
-                    "`arguments` must be an object, got {}",
-                    type_name(other)
-                )],
-                usage,
-            });
+            return Err(refuse(
+                vec![Problem::NotAnObject {
+                    given: type_name(&other),
+                }],
+                false,
+            ));
         }
     };
     coerce(action, &mut map);
-    let validator = validators.get(index, action).map_err(|e| ArgProblems {
-        problems: vec![e],
-        usage: usage.clone(),
-    })?;
+    let validator = validators
+        .get(index, action)
+        .map_err(|message| refuse(vec![Problem::Schema { message }], false))?;
     let instance = Value::Object(map);
     let mut problems = Vec::new();
+    let mut more = false;
     for error in validator.iter_errors(&instance) {
         let path = error.instance_path().to_string();
         let at = if path.is_empty() {
             "arguments".to_string()
         } else {
-            format!("`{}`", path.trim_start_matches('/'))
+            path.trim_start_matches('/').to_string()
         };
-        let line = match error.kind() {
+        match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 let known = known_keys(action, &path);
-                unexpected
-                    .iter()
-                    .map(|u| {
-                        let hint = known
-                            .iter()
-                            .map(|k| (edit_distance(k, u), k))
-                            .filter(|(d, k)| *d <= 2.max(k.len() / 3))
-                            .min()
-                            .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-                            .unwrap_or_default();
-                        format!("{at}: unknown argument `{u}`{hint}")
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n- ")
-            }
-            ValidationErrorKind::Required { property } => {
-                let required = action
-                    .input_schema
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| {
-                        r.iter()
-                            .filter_map(Value::as_str)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default();
-                if path.is_empty() {
-                    format!("missing required argument {property}; required: {required}")
-                } else {
-                    format!("{at}: missing required field {property}")
+                for u in unexpected {
+                    let suggestion = known
+                        .iter()
+                        .filter(|_| u.len() <= 64)
+                        .map(|k| (strsim::levenshtein(k, u), k))
+                        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+                        .min()
+                        .map(|(_, k)| k.clone());
+                    problems.push(Problem::Unknown {
+                        at: at.clone(),
+                        name: crate::outbound::clip(u, 100).into_owned(),
+                        suggestion,
+                    });
                 }
             }
-            _ => format!("{at}: {error} (given {})", short(error.instance())),
-        };
-        problems.push(line);
-        if problems.len() >= 10 {
-            problems.push("… (more problems omitted)".into());
+            ValidationErrorKind::Required { property } => {
+                let required = if path.is_empty() {
+                    action
+                        .input_schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| {
+                            r.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                problems.push(Problem::Missing {
+                    at,
+                    name: property.as_str().unwrap_or_default().to_string(),
+                    required,
+                });
+            }
+            _ => problems.push(Problem::Invalid {
+                at,
+                message: crate::outbound::clip(&error.to_string(), 300).into_owned(),
+                given: short(error.instance()),
+            }),
+        }
+        if problems.len() >= MAX_PROBLEMS {
+            more = true;
+            problems.truncate(MAX_PROBLEMS);
             break;
         }
     }
     match instance {
         Value::Object(map) if problems.is_empty() => Ok(ValidatedArgs(map)),
-        _ => Err(ArgProblems { problems, usage }),
+        _ => Err(refuse(problems, more)),
     }
 }
 
@@ -228,20 +289,20 @@ fn known_keys(action: &Action, pointer: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `name(type, required) …` for every argument: what a model needs to repair a call.
-pub fn usage(action: &Action) -> String {
-    let mut parts: Vec<String> = action
+/// Every argument of `action`: what a model needs to repair a call.
+pub fn usage(action: &Action) -> Vec<Usage> {
+    let mut out: Vec<Usage> = action
         .params
         .iter()
-        .map(|p| {
-            let mut s = format!("{}:{}", p.name, p.ty);
-            if !p.enum_values.is_empty() && p.enum_values.len() <= 8 {
-                s.push_str(&format!("[{}]", p.enum_values.join("|")));
-            }
-            if p.required {
-                s.push('*');
-            }
-            s
+        .map(|p| Usage {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+            values: if p.enum_values.len() <= 8 {
+                p.enum_values.clone()
+            } else {
+                Vec::new()
+            },
+            required: p.required,
         })
         .collect();
     if let Some(b) = &action.body {
@@ -252,17 +313,20 @@ pub fn usage(action: &Action) -> String {
             .cloned()
             .collect::<Vec<_>>()
             .join(",");
-        parts.push(format!(
-            "{BODY_ARG}:{{{props}}}{}",
-            if b.required { "*" } else { "" }
-        ));
+        out.push(Usage {
+            name: BODY_ARG.to_string(),
+            ty: format!("{{{props}}}"),
+            values: Vec::new(),
+            required: b.required,
+        });
     }
-    parts.push(format!("{SUDO_ARG}:string"));
-    format!(
-        "{} arguments (* = required): {}",
-        action.name,
-        parts.join(" ")
-    )
+    out.push(Usage {
+        name: SUDO_ARG.to_string(),
+        ty: "string".into(),
+        values: Vec::new(),
+        required: false,
+    });
+    out
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -307,7 +371,7 @@ mod tests {
             let validators = Validators::new(&catalog);
             let i = which % catalog.len();
             let action = &catalog.actions()[i];
-            match validate(&validators, i, action, &args) {
+            match validate(&validators, i, action, args) {
                 Ok(valid) => {
                     if let Ok(req) = crate::exec::request::build(action, &valid) {
                         let template_segments = action.path.matches('/').count();
@@ -318,7 +382,7 @@ mod tests {
                 }
                 Err(p) => {
                     prop_assert!(!p.problems.is_empty());
-                    prop_assert!(p.usage.starts_with(action.name.as_str()));
+                    prop_assert!(p.usage.iter().any(|u| u.name == crate::catalog::SUDO_ARG));
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
@@ -130,7 +130,7 @@ impl std::fmt::Debug for Confirmations {
 }
 
 /// The operating system's random number generator failed (no token can be issued safely).
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the operating system's random number generator failed: {0}")]
 pub struct RandomError(String);
 
@@ -258,9 +258,9 @@ fn now_secs() -> u64 {
 }
 
 /// A digest of who calls which action with which arguments, independent of key order.
-pub fn digest(principal: &str, action: &str, args: &Value) -> String {
+pub fn digest(principal: &str, action: &str, args: &Map<String, Value>) -> String {
     let mut canonical = String::new();
-    write_canonical(args, &mut canonical);
+    write_object(args, &mut canonical);
     // The principal is length-prefixed so that no choice of names can shift the boundaries.
     sha256_hex(format!("{}:{principal}\n{action}\n{canonical}", principal.len()).as_bytes())
 }
@@ -272,22 +272,24 @@ pub fn args_digest(tool: &str, args: &Value) -> String {
     sha256_hex(format!("{tool}\n{canonical}").as_bytes())
 }
 
+fn write_object(m: &Map<String, Value>, out: &mut String) {
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (i, k) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(k.clone()).to_string());
+        out.push(':');
+        write_canonical(&m[k], out);
+    }
+    out.push('}');
+}
+
 fn write_canonical(v: &Value, out: &mut String) {
     match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&m[k], out);
-            }
-            out.push('}');
-        }
+        Value::Object(m) => write_object(m, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -308,6 +310,10 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
     fn store() -> Confirmations {
         Confirmations::new(Duration::from_secs(60)).unwrap()
     }
@@ -318,14 +324,14 @@ mod tests {
         let d = digest(
             "local",
             "gitea_repo_delete",
-            &json!({"owner": "a", "repo": "b"}),
+            &obj(json!({"owner": "a", "repo": "b"})),
         );
         assert_eq!(
             d,
             digest(
                 "local",
                 "gitea_repo_delete",
-                &json!({"repo": "b", "owner": "a"})
+                &obj(json!({"repo": "b", "owner": "a"}))
             ),
             "key order does not matter"
         );
@@ -337,7 +343,7 @@ mod tests {
         let other = digest(
             "local",
             "gitea_repo_delete",
-            &json!({"owner": "a", "repo": "c"}),
+            &obj(json!({"owner": "a", "repo": "c"})),
         );
         assert_eq!(c.redeem(&t, &other), Err(ConfirmError::Mismatch));
         assert_eq!(c.redeem(&t, &d), Ok(()), "a wrong attempt stores nothing");
@@ -351,7 +357,7 @@ mod tests {
         let mallory = digest(
             "mallory",
             "gitea_repo_delete",
-            &json!({"owner": "a", "repo": "b"}),
+            &obj(json!({"owner": "a", "repo": "b"})),
         );
         assert_eq!(c.redeem(&t, &mallory), Err(ConfirmError::Mismatch));
         // A forged tag and garbage are refused.
@@ -365,7 +371,7 @@ mod tests {
     #[test]
     fn an_expired_token_is_refused() {
         let c = Confirmations::new(Duration::ZERO).unwrap();
-        let d = digest("local", "x", &json!({}));
+        let d = digest("local", "x", &Map::new());
         // Expiry = now: valid this second at most; a token from a second ago is expired.
         let nonce = [7u8; NONCE_BYTES];
         let expiry = now_secs() - 1;
@@ -380,7 +386,7 @@ mod tests {
     #[test]
     fn other_spellings_of_a_token_are_refused_before_any_state() {
         let c = store();
-        let d = digest("local", "gitea_repo_delete", &json!({"owner": "a"}));
+        let d = digest("local", "gitea_repo_delete", &obj(json!({"owner": "a"})));
         let t = c.issue(&d).unwrap();
         let (expiry, rest) = t[1..].split_once('.').unwrap();
         let spellings = [
@@ -408,7 +414,7 @@ mod tests {
     #[test]
     fn forged_tokens_cost_no_memory() {
         let c = store();
-        let d = digest("local", "x", &json!({}));
+        let d = digest("local", "x", &Map::new());
         for i in 0..1000u64 {
             let forged = format!("c{}.{:016x}.{:032x}", now_secs() + 100_000 + i, i, i);
             assert_eq!(c.redeem(&forged, &d), Err(ConfirmError::Mismatch));
@@ -420,7 +426,7 @@ mod tests {
     fn persistent_tokens_work_across_instances_once() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("used");
-        let d = digest("local", "gitea_repo_delete", &json!({"owner": "a"}));
+        let d = digest("local", "gitea_repo_delete", &obj(json!({"owner": "a"})));
         let first = Confirmations::persistent(Duration::from_secs(60), "url+token", file.clone());
         let t = first.issue(&d).unwrap();
         let second = Confirmations::persistent(Duration::from_secs(60), "url+token", file.clone());
@@ -443,7 +449,7 @@ mod tests {
         #[test]
         fn arbitrary_strings_never_redeem(s in "\\PC{0,80}") {
             let c = store();
-            let d = digest("local", "x", &json!({}));
+            let d = digest("local", "x", &Map::new());
             prop_assert!(c.redeem(&s, &d).is_err());
             prop_assert_eq!(c.remembered(), 0);
         }
@@ -452,7 +458,7 @@ mod tests {
         #[test]
         fn one_byte_mutations_never_redeem(i in 0usize..TOKEN_LEN, b in any::<u8>()) {
             let c = store();
-            let d = digest("local", "x", &json!({}));
+            let d = digest("local", "x", &Map::new());
             let t = c.issue(&d).unwrap();
             let mut bytes = t.clone().into_bytes();
             prop_assume!(bytes[i] != b);

@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod confirm;
+pub mod outcome;
 pub mod raw;
 pub mod request;
 pub mod response;
@@ -17,15 +18,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::audit::{Facts, OutcomeKind};
 use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
 use crate::config::{Config, Secret};
 use crate::gitea::{self, Body, ClientConfig, GiteaClient, Request};
-use crate::policy::{Allowed, Policy, WithheldReason};
+use crate::policy::{Allowed, Policy};
 use crate::search::{LazyIndex, SearchOptions};
 pub use args::{ValidatedArgs, Validators};
 pub use confirm::Confirmations;
-pub use response::{Limits, Outcome};
+pub use outcome::{
+    CallResult, DryRunReason, Executed, JsonCut, Offer, Paging, Preview, RawProblem, Refusal,
+    RequestLine, Shaped, TextCut,
+};
+pub use response::Limits;
 
 /// Errors setting up the executor.
 #[derive(Debug, thiserror::Error)]
@@ -229,74 +233,62 @@ pub struct Env<'a> {
     pub index: &'a LazyIndex,
 }
 
-/// One call of an action.
+/// One call of an action. The arguments travel by value from the transport to the request:
+/// checked to be an object once (in validation), coerced in place, never copied.
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
     /// Action name or operationId.
     pub action: &'a str,
-    /// The arguments (an object).
-    pub arguments: &'a Value,
+    /// The arguments (an object; `null` counts as none).
+    pub arguments: Value,
     /// Only show the request that would be sent.
     pub dry_run: bool,
     /// A confirmation token from an earlier preview.
     pub confirm: Option<&'a str>,
 }
 
-/// Longest piece of caller input repeated in an answer (names, methods, paths).
+/// Longest piece of caller input kept in a refusal (names, methods).
 const ECHO_CHARS: usize = 200;
 
-fn echo(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::outbound::clip(s, ECHO_CHARS)
+fn echo(s: &str) -> String {
+    crate::outbound::clip(s, ECHO_CHARS).into_owned()
 }
 
 /// Runs one call of an action for `caller`.
-pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: &Call<'_>) -> Outcome {
+pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: Call<'_>) -> CallResult {
     let Some(action) = env.catalog.get(call.action) else {
-        return unknown_action(env, call.action);
+        return Err(unknown_action(env, call.action));
     };
     let Some(index) = env.catalog.index_of(&action.name) else {
-        return unknown_action(env, call.action);
+        return Err(unknown_action(env, call.action));
     };
-    let allowed = match env.policy.check(index) {
-        Ok(a) => a,
-        Err(reason) => {
-            return withheld(action.name.as_str(), &reason).about(Some(action.name.as_str()), None);
-        }
-    };
-    let args = match args::validate(env.validators, index, action, call.arguments) {
-        Ok(a) => a,
-        Err(problems) => {
-            return Outcome::refused(
-                problems.to_string(),
-                json!({"action": action.name.as_str(), "problems": problems.problems, "usage": problems.usage}),
-            )
-            .about(Some(action.name.as_str()), None);
-        }
-    };
-    let req = match request::build(action, &args) {
-        Ok(r) => r,
-        Err(e) => {
-            return Outcome::refused(e.to_string(), json!({"action": action.name.as_str()}))
-                .about(Some(action.name.as_str()), None);
-        }
-    };
-    let digest = || {
-        confirm::digest(
-            caller.principal(),
-            action.name.as_str(),
-            &Value::Object(args.as_map().clone()),
-        )
-    };
+    let allowed = env
+        .policy
+        .check(index)
+        .map_err(|reason| Refusal::Withheld {
+            target: action.name.to_string(),
+            reason,
+        })?;
+    let args =
+        args::validate(env.validators, index, action, call.arguments).map_err(|problems| {
+            Refusal::InvalidArguments {
+                action: action.name.clone(),
+                problems,
+            }
+        })?;
+    let req = request::build(action, &args).map_err(|e| Refusal::Unbuildable {
+        action: action.name.clone(),
+        reason: e.0,
+    })?;
+    let digest = || confirm::digest(caller.principal(), action.name.as_str(), args.as_map());
     let guard = Guard {
-        name: action.name.as_str(),
+        target: action.name.as_str(),
         read_only: action.annotations.read_only,
         destructive: action.annotations.destructive,
         scopes: action.scopes.scopes(),
         digest: &digest,
     };
-    if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
-        return stop.about(Some(action.name.as_str()), Some(&req));
-    }
+    gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
     let check_with = read_back(env.catalog, action);
     send(
         ctx,
@@ -308,7 +300,6 @@ pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: &Call<'_>)
         allowed,
     )
     .await
-    .about(Some(action.name.as_str()), Some(&req))
 }
 
 /// The read action that shows whether a write took effect: a GET on the same path, else on
@@ -335,9 +326,9 @@ pub struct RawCall<'a> {
     /// Path under `/api/v1`.
     pub path: &'a str,
     /// Query parameters (an object of scalars or arrays).
-    pub query: Option<&'a Value>,
+    pub query: Option<Value>,
     /// JSON body.
-    pub body: Option<&'a Value>,
+    pub body: Option<Value>,
     /// Only show the request that would be sent.
     pub dry_run: bool,
     /// A confirmation token from an earlier preview.
@@ -345,196 +336,160 @@ pub struct RawCall<'a> {
 }
 
 /// Runs one raw request for `caller` under the same policy as the actions.
-pub async fn raw_call(env: Env<'_>, ctx: &Context, caller: &Caller, call: &RawCall<'_>) -> Outcome {
+pub async fn raw_call(
+    env: Env<'_>,
+    ctx: &Context,
+    caller: &Caller,
+    call: RawCall<'_>,
+) -> CallResult {
     if !ctx.config.raw_requests {
-        return Outcome::refused(
-            "raw requests are turned off on this server (RAW_REQUESTS=false); use gitea_find_action and gitea_execute_action",
-            json!({"code": "raw_disabled"}),
-        );
+        return Err(Refusal::RawDisabled);
     }
-    let Some(method) = HttpMethod::parse(call.method.trim()) else {
-        return Outcome::refused(
-            format!(
-                "`method` must be GET, POST, PUT, PATCH or DELETE, got {:?}",
-                echo(call.method)
-            ),
-            json!({}),
-        );
-    };
-    let path = match raw::check_path(call.path.trim()) {
-        Ok(p) => p,
-        Err(e) => return Outcome::refused(e, json!({"code": "bad_path"})),
+    let method = HttpMethod::parse(call.method.trim()).ok_or_else(|| {
+        Refusal::BadRaw(RawProblem::Method {
+            given: echo(call.method),
+        })
+    })?;
+    let path =
+        raw::check_path(call.path.trim()).map_err(|e| Refusal::BadRaw(RawProblem::Path(e)))?;
+    let line = RequestLine {
+        method,
+        path: path.clone(),
     };
     let (allowed, action) = match raw::match_action(env.catalog, method, &path) {
-        Some((i, action)) => match env.policy.check(i) {
-            Ok(a) => (a, Some(action)),
-            Err(reason) => {
-                return withheld(action.name.as_str(), &reason)
-                    .about(Some(action.name.as_str()), None);
-            }
-        },
-        None if !ctx.config.raw_unknown_paths => {
-            return Outcome::refused(
-                format!(
-                    "{method} {path} matches no operation of this instance's API description; raw requests to unknown paths are refused (RAW_UNKNOWN_PATHS=deny). Use gitea_find_action to find the right action."
-                ),
-                json!({"code": "unknown_path"}),
-            );
+        Some((i, action)) => {
+            let allowed = env.policy.check(i).map_err(|reason| Refusal::Withheld {
+                target: action.name.to_string(),
+                reason,
+            })?;
+            (allowed, Some(action))
         }
-        None => match raw::judge_unknown(env.catalog, env.policy, method, &path) {
-            Ok(a) => (a, None),
-            Err(reason) => return withheld(&format!("{method} {path}"), &reason),
-        },
+        None if !ctx.config.raw_unknown_paths => {
+            return Err(Refusal::UnknownPath { request: line });
+        }
+        None => {
+            let allowed =
+                raw::judge_unknown(env.catalog, env.policy, method, &path).map_err(|reason| {
+                    Refusal::Withheld {
+                        target: format!("{method} {path}"),
+                        reason,
+                    }
+                })?;
+            (allowed, None)
+        }
     };
     let mut query = Vec::new();
-    match call.query {
+    match &call.query {
         None | Some(Value::Null) => {}
         Some(Value::Object(m)) => {
             for (k, v) in m {
                 if k.eq_ignore_ascii_case("token") || k.eq_ignore_ascii_case("access_token") {
-                    return Outcome::refused(
-                        "credentials cannot be passed in `query`; the server authenticates itself",
-                        json!({}),
-                    );
+                    return Err(Refusal::BadRaw(RawProblem::CredentialInQuery));
                 }
                 match v {
                     Value::Array(items) => {
                         query.extend(items.iter().map(|i| (k.clone(), scalar(i))))
                     }
                     Value::Object(_) => {
-                        return Outcome::refused(
-                            format!("query parameter `{}` must be a scalar or an array", echo(k)),
-                            json!({}),
-                        );
+                        return Err(Refusal::BadRaw(RawProblem::QueryValue { name: echo(k) }));
                     }
                     other => query.push((k.clone(), scalar(other))),
                 }
             }
         }
-        Some(other) => {
-            return Outcome::refused(
-                format!(
-                    "`query` must be an object, got {}",
-                    echo(&other.to_string())
-                ),
-                json!({}),
-            );
-        }
+        Some(_) => return Err(Refusal::BadRaw(RawProblem::QueryShape)),
     }
+    let digest = || {
+        let mut canonical = Map::new();
+        canonical.insert("method".into(), json!(method.as_str()));
+        canonical.insert("path".into(), json!(path));
+        canonical.insert("query".into(), call.query.clone().unwrap_or(Value::Null));
+        canonical.insert("body".into(), call.body.clone().unwrap_or(Value::Null));
+        confirm::digest(caller.principal(), "gitea_api_request", &canonical)
+    };
+    let target = action
+        .map(|a| a.name.as_str().to_string())
+        .unwrap_or_else(|| format!("{method} {path}"));
     let req = Request {
         method,
         path: path.clone(),
         query,
         sudo: None,
-        body: call
-            .body
-            .filter(|b| !b.is_null())
-            .map(|b| Body::Json(b.clone()))
-            .unwrap_or(Body::None),
-    };
-    let name = action
-        .map(|a| a.name.as_str().to_string())
-        .unwrap_or_else(|| format!("{method} {path}"));
-    let digest = || {
-        confirm::digest(
-            caller.principal(),
-            "gitea_api_request",
-            &json!({"method": method.as_str(), "path": path, "query": call.query, "body": call.body}),
-        )
+        body: match call.body.clone() {
+            None | Some(Value::Null) => Body::None,
+            Some(b) => Body::Json(b),
+        },
     };
     let guard = Guard {
-        name: &name,
+        target: &target,
         read_only: method.is_read(),
         destructive: action.map_or(method == HttpMethod::Delete, |a| a.annotations.destructive),
         scopes: action.map(|a| a.scopes.scopes()).unwrap_or_default(),
         digest: &digest,
     };
-    if let Some(stop) = gate(ctx, &guard, &req, call.dry_run, call.confirm) {
-        return stop.about(Some(&name), Some(&req));
-    }
+    gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
     let check_with = action.and_then(|a| read_back(env.catalog, a));
-    let args = Map::new();
-    send(ctx, caller, action, check_with, &args, &req, allowed)
-        .await
-        .about(Some(&name), Some(&req))
+    send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await
 }
 
 /// What the guards need to know about a call. The digest is computed only when a
 /// confirmation is involved (it hashes the canonical arguments).
 struct Guard<'a> {
-    name: &'a str,
+    target: &'a str,
     read_only: bool,
     destructive: bool,
     scopes: &'a [crate::catalog::Scope],
     digest: &'a (dyn Fn() -> String + Sync),
 }
 
-/// Dry run, safe mode and confirmation: an answer that stops the call, or `None` to go on.
+/// Dry run, safe mode and confirmation: the refusal that stops the call, or `Ok` to go on.
 fn gate(
     ctx: &Context,
     g: &Guard<'_>,
     req: &Request,
     dry_run: bool,
     confirm: Option<&str>,
-) -> Option<Outcome> {
+) -> Result<(), Refusal> {
     let previewing = dry_run || (ctx.config.safe_mode && !g.read_only);
     let confirming = g.destructive && ctx.config.confirm_destructive;
     if !previewing && !confirming {
         // The common case: nothing to show, nothing to hash.
-        return None;
+        return Ok(());
     }
-    let scopes: Vec<String> = g.scopes.iter().map(|s| s.to_string()).collect();
-    let preview = preview(&ctx.client, req, &scopes);
+    let preview = Box::new(preview(&ctx.client, req, g.scopes));
+    let target = g.target.to_string();
     if previewing {
-        let why = if dry_run {
-            "dry_run requested"
+        let reason = if dry_run {
+            DryRunReason::Requested
         } else {
-            "SAFE_MODE is on: writing calls are previewed, not sent"
+            DryRunReason::SafeMode
         };
-        return Some(Outcome {
-            text: format!("dry run ({why}): would send {}", preview),
-            structured: json!({"action": g.name, "dry_run": true, "reason": why, "request": preview}),
-            is_error: false,
-            status: None,
-            facts: Facts {
-                kind: OutcomeKind::DryRun,
-                ..Facts::default()
-            },
+        return Err(Refusal::DryRun {
+            target,
+            reason,
+            preview,
         });
     }
     let digest = (g.digest)();
-    let ttl = ctx.confirmations.ttl().as_secs();
-    let fresh = match ctx.confirmations.issue(&digest) {
-        Ok(t) => t,
-        Err(e) => {
-            return Some(Outcome::refused(
-                format!("{e}; destructive calls are refused until it works again"),
-                json!({"action": g.name, "code": "confirmation_unavailable"}),
-            ));
-        }
+    let ttl_secs = ctx.confirmations.ttl().as_secs();
+    let offer = match ctx.confirmations.issue(&digest) {
+        Ok(token) => Offer { token, ttl_secs },
+        Err(error) => return Err(Refusal::ConfirmationUnavailable { target, error }),
     };
     match confirm.map(str::trim).filter(|c| !c.is_empty()) {
-        None => Some(Outcome {
-            text: format!(
-                "confirmation required: {} is destructive. It would send {}. To proceed, repeat the same call with \"confirm\": \"{fresh}\" (valid {ttl} s, once, for these exact arguments).",
-                g.name, preview
-            ),
-            structured: json!({"action": g.name, "confirmation_required": true, "confirm": fresh, "expires_in_secs": ttl, "request": preview}),
-            is_error: false,
-            status: None,
-            facts: Facts {
-                kind: OutcomeKind::ConfirmationRequired,
-                ..Facts::default()
-            },
+        None => Err(Refusal::NeedsConfirmation {
+            target,
+            offer,
+            preview,
         }),
         Some(token) => match ctx.confirmations.redeem(token, &digest) {
-            Ok(()) => None,
-            Err(e) => Some(Outcome::refused(
-                format!(
-                    "{e}. A new confirmation for these exact arguments: \"confirm\": \"{fresh}\" (valid {ttl} s)."
-                ),
-                json!({"action": g.name, "confirmation_required": true, "confirm": fresh, "expires_in_secs": ttl, "request": preview}),
-            )),
+            Ok(()) => Ok(()),
+            Err(error) => Err(Refusal::ConfirmationRefused {
+                target,
+                error,
+                offer,
+                preview,
+            }),
         },
     }
 }
@@ -549,73 +504,61 @@ async fn send(
     args: &Map<String, Value>,
     req: &Request,
     _allowed: Allowed,
-) -> Outcome {
+) -> CallResult {
     let kind = action.map_or(ResponseKind::Json, |a| a.response);
     let limit = ctx
         .config
         .limits
         .read_limit(kind)
         .max(ctx.config.limits.read_limit(ResponseKind::Json));
+    let line = RequestLine {
+        method: req.method,
+        path: req.path.clone(),
+    };
+    let name = action.map(|a| a.name.clone());
     let sending = ctx.client.send(req, ctx.token_for(caller), limit);
     let result = match caller.deadline() {
         Some(deadline) => {
             match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), sending).await {
                 Ok(r) => r,
-                Err(_) => return unanswered(req, check_with, Unanswered::Deadline),
+                Err(_) if req.method.is_read() => {
+                    return Err(Refusal::TimedOut {
+                        action: name,
+                        request: line,
+                    });
+                }
+                Err(_) => {
+                    return Err(Refusal::Unanswered {
+                        action: name,
+                        request: line,
+                        deadline: true,
+                        error: None,
+                        check_with: check_with.map(|a| a.name.clone()),
+                    });
+                }
             }
         }
         None => sending.await,
     };
     match result {
-        Ok(resp) => response::shape(action, args, resp, ctx.config.limits),
-        Err(e) if e.never_sent() || req.method.is_read() => Outcome::refused(
-            format!("could not complete the request: {e}"),
-            json!({"code": "transport"}),
-        ),
-        Err(e) => unanswered(req, check_with, Unanswered::Transport(e.to_string())),
+        Ok(resp) => response::shape(action, line, args, resp, ctx.config.limits),
+        Err(e) if e.never_sent() || req.method.is_read() => Err(Refusal::Transport {
+            action: name,
+            request: line,
+            error: e.to_string(),
+        }),
+        Err(e) => Err(Refusal::Unanswered {
+            action: name,
+            request: line,
+            deadline: false,
+            error: Some(e.to_string()),
+            check_with: check_with.map(|a| a.name.clone()),
+        }),
     }
-}
-
-/// Why a sent write has no answer.
-enum Unanswered {
-    /// The caller's deadline passed first.
-    Deadline,
-    /// The connection failed after the request may have left.
-    Transport(String),
-}
-
-/// A write that may or may not have been applied: say so, say how to check, audit it as such.
-fn unanswered(req: &Request, check_with: Option<&Action>, why: Unanswered) -> Outcome {
-    if req.method.is_read() {
-        return Outcome::refused(
-            "Gitea did not answer within the time limit for an answer (REQUEST_TIMEOUT_SECS); retry later or ask for less",
-            json!({"code": "timeout"}),
-        );
-    }
-    let what = match &why {
-        Unanswered::Deadline => {
-            "Gitea did not answer within the time limit for an answer (REQUEST_TIMEOUT_SECS)"
-                .to_string()
-        }
-        Unanswered::Transport(e) => format!("the connection to Gitea failed: {e}"),
-    };
-    let check = match check_with {
-        Some(a) => format!("check with {} before repeating it", a.name),
-        None => "check its effect (read the resource) before repeating it".to_string(),
-    };
-    let mut out = Outcome::refused(
-        format!(
-            "{what}. The {} {} was sent and may have been applied: {check}.",
-            req.method, req.path
-        ),
-        json!({"code": "outcome_unknown", "may_have_been_applied": true, "check_with": check_with.map(|a| a.name.as_str())}),
-    );
-    out.facts.kind = OutcomeKind::Unknown;
-    out
 }
 
 /// The request as it would be sent, secrets redacted.
-fn preview(client: &GiteaClient, req: &Request, scopes: &[String]) -> Value {
+fn preview(client: &GiteaClient, req: &Request, scopes: &[crate::catalog::Scope]) -> Preview {
     let body = match &req.body {
         Body::None => Value::Null,
         Body::Json(v) => redact(v, req.path.contains("/secrets/")),
@@ -627,18 +570,17 @@ fn preview(client: &GiteaClient, req: &Request, scopes: &[String]) -> Value {
                 .collect(),
         ),
     };
-    let mut headers = Map::new();
-    if let Some(s) = &req.sudo {
-        headers.insert("Sudo".into(), json!(s));
+    Preview {
+        request: RequestLine {
+            method: req.method,
+            path: req.path.clone(),
+        },
+        url: client.request_url(req),
+        query: req.query.clone(),
+        sudo: req.sudo.clone(),
+        body,
+        scopes: scopes.to_vec(),
     }
-    json!({
-        "method": req.method.as_str(),
-        "url": client.request_url(req),
-        "query": req.query.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
-        "headers": headers,
-        "body": body,
-        "required_scopes": scopes,
-    })
 }
 
 /// A copy of a body with secret values replaced by `***`.
@@ -673,28 +615,9 @@ fn scalar(v: &Value) -> String {
     }
 }
 
-fn withheld(name: &str, reason: &WithheldReason) -> Outcome {
-    let mut structured = json!({
-        "action": name,
-        "withheld": {"reason": reason.to_string(), "code": reason.code(), "who_can_change": reason.who_can_change()},
-    });
-    if let WithheldReason::MissingScopes { missing } = reason {
-        structured["withheld"]["missing_scopes"] =
-            json!(missing.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    }
-    let mut out = Outcome::refused(
-        format!(
-            "{name} is withheld: {reason}. Who can change this: {}.",
-            reason.who_can_change()
-        ),
-        structured,
-    );
-    out.facts.kind = OutcomeKind::Denied(reason.code().to_string());
-    out
-}
-
-fn unknown_action(env: Env<'_>, name: &str) -> Outcome {
-    let text: String = echo(name).replace(['_', '-'], " ");
+fn unknown_action(env: Env<'_>, name: &str) -> Refusal {
+    let name = echo(name);
+    let text = name.replace(['_', '-'], " ");
     let options = SearchOptions {
         limit: 5,
         ..SearchOptions::default()
@@ -704,22 +627,13 @@ fn unknown_action(env: Env<'_>, name: &str) -> Outcome {
         .wait()
         .and_then(|index| index.search(&text, &options))
         .unwrap_or_default();
-    let suggestions: Vec<String> = hits
-        .iter()
-        .map(|h| env.catalog.actions()[h.action].name.to_string())
-        .collect();
-    let hint = if suggestions.is_empty() {
-        "use gitea_find_action to find the action for your task".to_string()
-    } else {
-        format!(
-            "did you mean: {}? (or use gitea_find_action)",
-            suggestions.join(", ")
-        )
-    };
-    Outcome::refused(
-        format!("unknown action {:?}; {hint}", echo(name)),
-        json!({"code": "unknown_action", "suggestions": suggestions}),
-    )
+    Refusal::UnknownAction {
+        name,
+        suggestions: hits
+            .iter()
+            .map(|h| env.catalog.actions()[h.action].name.clone())
+            .collect(),
+    }
 }
 
 #[cfg(test)]

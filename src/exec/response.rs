@@ -1,66 +1,18 @@
-//! Turning Gitea's answer into something a model can use within its context budget.
+//! Turning Gitea's answer into facts that fit a model's context budget.
 //!
 //! Every answer is bounded. JSON lists are cut at a whole item and say how to get the rest;
 //! long strings are shortened before anything is cut blindly; text (diffs, patches, raw files)
-//! is returned as text within the bound; binary as base64 up to the file-size limit.
+//! is kept within the bound; binary files up to the file-size limit, as base64. What the model
+//! reads about it is written by `render`.
 
 use base64::Engine;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use crate::audit::{Facts, OutcomeKind};
+use super::outcome::{
+    CallResult, Executed, JsonCut, Paging, Refusal, RequestLine, Shaped, TextCut,
+};
 use crate::catalog::{Action, ResponseKind};
 use crate::gitea::Response;
-
-/// What a call produced, before a surface wraps it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// Text for the model.
-    pub text: String,
-    /// Structured content (always an object).
-    pub structured: Value,
-    /// True when the model should read this as a failure to fix.
-    pub is_error: bool,
-    /// Gitea's HTTP status, when a request was sent.
-    pub status: Option<u16>,
-    /// What the audit log records about the call.
-    pub facts: Facts,
-}
-
-impl Outcome {
-    /// An error that happened before any request was sent.
-    pub fn refused(message: impl Into<String>, structured: Value) -> Outcome {
-        let message = message.into();
-        let mut structured = structured;
-        if let Value::Object(m) = &mut structured {
-            m.insert("error".into(), Value::String(message.clone()));
-        }
-        Outcome {
-            text: message,
-            structured,
-            is_error: true,
-            status: None,
-            facts: Facts {
-                kind: OutcomeKind::Error,
-                ..Facts::default()
-            },
-        }
-    }
-
-    /// Adds what the audit log needs: the action and the request (method, path).
-    pub fn about(
-        mut self,
-        action: Option<&str>,
-        request: Option<&crate::gitea::Request>,
-    ) -> Outcome {
-        if self.facts.action.is_none() {
-            self.facts.action = action.map(str::to_string);
-        }
-        if self.facts.request.is_none() {
-            self.facts.request = request.map(|r| (r.method.as_str().to_string(), r.path.clone()));
-        }
-        self
-    }
-}
 
 /// Limits of one answer.
 #[derive(Debug, Clone, Copy)]
@@ -88,46 +40,41 @@ impl Limits {
     }
 }
 
-/// Shapes Gitea's answer to `action` (or to a raw request when `action` is `None`).
+/// Longest Gitea error message kept.
+const ERROR_MESSAGE_CHARS: usize = 1000;
+
+/// Shapes Gitea's answer to `request` for `action` (`None` for a raw request to an unknown
+/// path); `args` are the call's arguments (for the next page's).
 pub fn shape(
     action: Option<&Action>,
+    request: RequestLine,
     args: &Map<String, Value>,
     resp: Response,
     limits: Limits,
-) -> Outcome {
+) -> CallResult {
     let status = resp.status;
-    let mut out = shape_answer(action, args, resp, limits);
-    out.facts.status = Some(status);
-    if out.is_error {
-        // Every error result carries `error`, whatever branch produced it.
-        if let Value::Object(m) = &mut out.structured {
-            m.entry("error")
-                .or_insert_with(|| json!({"message": out.text}));
-        }
-    }
-    out.facts.kind = if out.is_error {
-        OutcomeKind::Error
-    } else {
-        OutcomeKind::Ok
-    };
-    out
-}
-
-fn shape_answer(
-    action: Option<&Action>,
-    args: &Map<String, Value>,
-    resp: Response,
-    limits: Limits,
-) -> Outcome {
-    let status = resp.status;
-    let name = action.map(|a| a.name.as_str().to_string());
-    let mut structured = Map::new();
-    structured.insert("status".into(), json!(status));
-    if let Some(n) = &name {
-        structured.insert("action".into(), json!(n));
-    }
+    let name = action.map(|a| a.name.clone());
     if status >= 400 {
-        return gitea_error(action, resp, structured);
+        let body: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+        let message = body
+            .get("message")
+            .and_then(Value::as_str)
+            .map(|m| crate::outbound::clip(m, ERROR_MESSAGE_CHARS).into_owned())
+            .or_else(|| {
+                let t = String::from_utf8_lossy(&resp.body);
+                let t = t.trim();
+                (!t.is_empty()).then(|| crate::outbound::clip(t, ERROR_MESSAGE_CHARS).into_owned())
+            })
+            .unwrap_or_default();
+        return Err(Refusal::Gitea {
+            action: name,
+            request,
+            status,
+            message,
+            scopes: action
+                .map(|a| a.scopes.scopes().to_vec())
+                .unwrap_or_default(),
+        });
     }
     if let Some(location) = resp
         .location
@@ -135,144 +82,88 @@ fn shape_answer(
         .filter(|_| (300..400).contains(&status))
     {
         // Only writes get here: reads follow redirects in the client.
-        let location = crate::outbound::clip(location, 300);
-        structured.insert("location".into(), json!(location));
-        structured.insert(
-            "error".into(),
-            json!({"message": format!("redirected to {location}"), "hint": "writes never follow redirects"}),
-        );
-        return Outcome {
-            text: format!(
-                "Gitea answered {status}, redirecting to {location}. A write never follows a redirect, so the request was sent once and not repeated there. If the instance has moved, fix GITEA_URL; otherwise check whether the write took effect before repeating it."
-            ),
-            structured: Value::Object(structured),
-            is_error: true,
-            status: Some(status),
-            facts: Facts::default(),
-        };
+        return Err(Refusal::Redirected {
+            action: name,
+            request,
+            status,
+            location: crate::outbound::clip(location, 300).into_owned(),
+        });
     }
-    let kind = classify(action, &resp);
-    let outcome_text = match kind {
-        ResponseKind::Empty | ResponseKind::Redirect if resp.body.is_empty() => {
-            format!("done: Gitea answered {status} with no content")
-        }
+    let body = match classify(action, &resp) {
+        ResponseKind::Empty | ResponseKind::Redirect if resp.body.is_empty() => Shaped::Empty,
         ResponseKind::Binary => {
             if resp.truncated || resp.body.len() > limits.max_file_size_bytes {
-                let size = resp
-                    .declared_len
-                    .map(|n| format!("{n} bytes"))
-                    .unwrap_or_else(|| "more bytes".into());
-                return Outcome {
-                    text: format!(
-                        "the file is {size}, over the {}-byte limit (MAX_FILE_SIZE_BYTES); fetch a smaller file or ask the operator to raise the limit",
-                        limits.max_file_size_bytes
-                    ),
-                    structured: Value::Object(structured),
-                    is_error: true,
-                    status: Some(status),
-                    facts: Facts::default(),
-                };
+                return Err(Refusal::FileTooLarge {
+                    action: name,
+                    request,
+                    status,
+                    size: resp.declared_len,
+                    limit: limits.max_file_size_bytes,
+                });
             }
-            let b64 = base64::engine::general_purpose::STANDARD.encode(&resp.body);
-            let content_type = resp
-                .content_type
-                .as_deref()
-                .unwrap_or("application/octet-stream");
-            let size = resp.body.len();
-            // The base64 is bounded by MAX_FILE_SIZE_BYTES and sent once when it does not fit
-            // the text's share of MAX_RESPONSE_BYTES.
-            let text = if b64.len() <= limits.data_budget() {
-                format!("binary content ({size} bytes, {content_type}) as base64:\n{b64}")
-            } else {
-                format!(
-                    "binary content ({size} bytes, {content_type}): too long for the text; the base64 is in structuredContent.content_base64 ({} characters)",
-                    b64.len()
-                )
-            };
-            structured.insert("content_type".into(), json!(content_type));
-            structured.insert("size".into(), json!(size));
-            structured.insert(crate::outbound::BASE64_FIELD.into(), json!(b64));
-            text
+            Shaped::Binary {
+                content_type: resp
+                    .content_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".into()),
+                size: resp.body.len(),
+                base64: base64::engine::general_purpose::STANDARD.encode(&resp.body),
+            }
         }
         ResponseKind::Text | ResponseKind::Redirect | ResponseKind::Empty => {
             let text = String::from_utf8_lossy(&resp.body).into_owned();
             let (text, cut) = cut_text(&text, limits.data_budget());
-            if cut || resp.truncated {
-                structured.insert(
-                    "truncated".into(),
-                    json!({"shown_bytes": text.len(), "total_bytes": resp.declared_len, "how_to_get_rest": "ask for a narrower range (a single file, a smaller diff)"}),
-                );
-            }
-            structured.insert("text".into(), json!(text));
-            if cut || resp.truncated {
-                format!(
-                    "{text}\n[cut at {} bytes of {}]",
-                    text.len(),
-                    total_label(&resp)
-                )
-            } else {
-                text
-            }
+            let cut = (cut || resp.truncated).then_some(TextCut {
+                shown_bytes: text.len(),
+                total_bytes: resp.declared_len,
+            });
+            Shaped::Text { text, cut }
         }
         ResponseKind::Json => {
             if resp.truncated {
-                return Outcome {
-                    text: format!(
-                        "the answer is larger than {} bytes and was not read; narrow the call (a smaller `limit`, a `page`, a filter, or a more specific action)",
-                        resp.body.len()
-                    ),
-                    structured: Value::Object(structured),
-                    is_error: true,
-                    status: Some(status),
-                    facts: Facts::default(),
-                };
+                return Err(Refusal::AnswerTooLarge {
+                    action: name,
+                    request,
+                    status,
+                    read: resp.body.len(),
+                });
             }
             let data: Value = match serde_json::from_slice(&resp.body) {
                 Ok(v) => v,
-                Err(e) if resp.body.is_empty() => {
-                    let _ = e;
-                    Value::Null
-                }
+                Err(_) if resp.body.is_empty() => Value::Null,
                 Err(e) => {
-                    return Outcome {
-                        text: format!(
-                            "Gitea answered {status} with malformed JSON ({e}); the call may have succeeded: check before repeating it"
-                        ),
-                        structured: Value::Object(structured),
-                        is_error: true,
-                        status: Some(status),
-                        facts: Facts::default(),
-                    };
+                    return Err(Refusal::MalformedJson {
+                        action: name,
+                        request,
+                        status,
+                        error: e.to_string(),
+                    });
                 }
             };
-            // Serialized once: the text is also the size check.
+            // Serialized once: the size check is also the text the model reads.
             let whole = serde_json::to_string(&data).unwrap_or_default();
-            let (data, cut, mut text) = if whole.len() <= limits.data_budget() {
+            let (data, cut, serialized) = if whole.len() <= limits.data_budget() {
                 (data, None, whole)
             } else {
                 let (data, cut) = fit_json(data, limits.data_budget());
-                let text = serde_json::to_string(&data).unwrap_or_default();
-                (data, cut, text)
+                let serialized = serde_json::to_string(&data).unwrap_or_default();
+                (data, cut, serialized)
             };
-            if let Some(paging) = paging(args, &data, &resp, cut.as_ref()) {
-                text.push_str(&format!("\n[paging: {}]", paging_line(&paging)));
-                structured.insert("paging".into(), paging);
+            let paging = paging(args, &data, &resp, cut.as_ref());
+            Shaped::Json {
+                data,
+                serialized,
+                paging,
+                cut,
             }
-            if let Some(cut) = cut {
-                text.push_str(&format!("\n[{}]", cut["note"].as_str().unwrap_or("cut")));
-                structured.insert("truncated".into(), cut);
-            }
-            structured.insert("data".into(), data);
-            text
         }
     };
-    Outcome {
-        text: outcome_text,
-        structured: Value::Object(structured),
-        is_error: false,
-        status: Some(status),
-        facts: Facts::default(),
-    }
+    Ok(Executed {
+        action: name,
+        request,
+        status,
+        body,
+    })
 }
 
 /// The kind of the answer: the action's documented kind, corrected by the actual content type.
@@ -299,12 +190,6 @@ fn classify(action: Option<&Action>, resp: &Response) -> ResponseKind {
     }
 }
 
-fn total_label(resp: &Response) -> String {
-    resp.declared_len
-        .map(|n| format!("{n}"))
-        .unwrap_or_else(|| "more".into())
-}
-
 /// Cuts text at a character boundary within `max` bytes.
 fn cut_text(text: &str, max: usize) -> (String, bool) {
     if text.len() <= max {
@@ -318,8 +203,8 @@ fn cut_text(text: &str, max: usize) -> (String, bool) {
 }
 
 /// Shortens a JSON answer to fit `max` bytes: a list keeps its first items; otherwise long
-/// strings are shortened. Returns the note describing the cut, if any.
-fn fit_json(data: Value, max: usize) -> (Value, Option<Value>) {
+/// strings are shortened. Returns how it was cut, if it was.
+fn fit_json(data: Value, max: usize) -> (Value, Option<JsonCut>) {
     let size = |v: &Value| {
         serde_json::to_string(v)
             .map(|s| s.len())
@@ -341,30 +226,18 @@ fn fit_json(data: Value, max: usize) -> (Value, Option<Value>) {
         }
         let total = items.len();
         let kept = Value::Array(items[..lo].to_vec());
-        let note = json!({
-            "note": format!("showing {lo} of {total} items: the rest did not fit in the answer; ask for a smaller `limit` or the next `page`"),
-            "shown_items": lo, "total_items": total,
-        });
-        return (kept, Some(note));
+        return (kept, Some(JsonCut::Items { shown: lo, total }));
     }
     let mut data = data;
     for cap in [4000usize, 1000, 200] {
         shorten_strings(&mut data, cap);
         if size(&data) <= max {
-            return (
-                data,
-                Some(
-                    json!({"note": format!("long text fields were shortened to {cap} characters to fit the answer; fetch the field with a narrower action for the full text")}),
-                ),
-            );
+            return (data, Some(JsonCut::Strings { cap }));
         }
     }
     let text = serde_json::to_string(&data).unwrap_or_default();
     let (cut, _) = cut_text(&text, max);
-    (
-        Value::String(cut),
-        Some(json!({"note": "the answer was cut to fit; use a narrower action or filter"})),
-    )
+    (Value::String(cut), Some(JsonCut::Blind))
 }
 
 fn shorten_strings(v: &mut Value, cap: usize) {
@@ -385,8 +258,8 @@ fn paging(
     args: &Map<String, Value>,
     data: &Value,
     resp: &Response,
-    cut: Option<&Value>,
-) -> Option<Value> {
+    cut: Option<&JsonCut>,
+) -> Option<Paging> {
     let items = data.as_array().map(Vec::len);
     if resp.total_count.is_none() && resp.link.is_none() {
         return None;
@@ -403,21 +276,27 @@ fn paging(
     let has_next = cut.is_some()
         || link_next
         || matches!((resp.total_count, limit), (Some(t), Some(l)) if l > 0 && page * l < t);
-    let mut out = json!({"page": page, "limit": limit, "total_count": resp.total_count, "has_next": has_next});
-    if has_next {
+    let next_arguments = has_next.then(|| {
         let mut next = args.clone();
-        next.insert("page".into(), json!(page + 1));
-        if let Some(shown) = cut.and_then(|c| c["shown_items"].as_u64()) {
+        next.insert("page".into(), Value::from(page + 1));
+        if let Some(JsonCut::Items { shown, .. }) = cut {
             // The page did not fit: continue right after the last item shown. With page/limit
             // paging that means a limit dividing the offset of the next item.
+            let shown = (*shown as u64).max(1);
             let requested = limit.unwrap_or(shown).max(1);
-            let (page, limit) = continue_after(page, requested, shown.max(1));
-            next.insert("limit".into(), json!(limit));
-            next.insert("page".into(), json!(page));
+            let (page, limit) = continue_after(page, requested, shown);
+            next.insert("limit".into(), Value::from(limit));
+            next.insert("page".into(), Value::from(page));
         }
-        out["next_arguments"] = Value::Object(next);
-    }
-    Some(out)
+        next
+    });
+    Some(Paging {
+        page,
+        limit,
+        total_count: resp.total_count,
+        has_next,
+        next_arguments,
+    })
 }
 
 /// The page and limit that start right after the `shown` first items of page `page` (of
@@ -428,78 +307,11 @@ fn continue_after(page: u64, requested: u64, shown: u64) -> (u64, u64) {
     (offset / limit + 1, limit)
 }
 
-fn paging_line(p: &Value) -> String {
-    let mut s = format!(
-        "page {} limit {} total {} has_next {}",
-        p["page"], p["limit"], p["total_count"], p["has_next"]
-    );
-    if let Some(next) = p.get("next_arguments") {
-        s.push_str(&format!("; next: {next}"));
-    }
-    s
-}
-
-/// Longest Gitea error message repeated to the model.
-const ERROR_MESSAGE_CHARS: usize = 1000;
-
-/// Gitea's error answer as an error result with a hint.
-fn gitea_error(
-    action: Option<&Action>,
-    resp: Response,
-    mut structured: Map<String, Value>,
-) -> Outcome {
-    let status = resp.status;
-    let body: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
-    let message = body
-        .get("message")
-        .and_then(Value::as_str)
-        .map(|m| crate::outbound::clip(m, ERROR_MESSAGE_CHARS).into_owned())
-        .or_else(|| {
-            let t = String::from_utf8_lossy(&resp.body);
-            let t = t.trim();
-            (!t.is_empty()).then(|| crate::outbound::clip(t, ERROR_MESSAGE_CHARS).into_owned())
-        })
-        .unwrap_or_else(|| "(no message)".into());
-    let scopes = action
-        .map(|a| {
-            a.scopes
-                .scopes()
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let hint = match status {
-        401 => "the Gitea token is missing, expired or invalid".to_string(),
-        403 if !scopes.is_empty() => format!(
-            "Gitea refused: this route needs the token scope {} (and the user must have access)",
-            scopes.join(" and ")
-        ),
-        403 => "Gitea refused: the user lacks permission for this".to_string(),
-        404 => "not found: check owner, repo, index or id, and that the token's user can see the repository".to_string(),
-        405 => "Gitea does not allow this here (e.g. already merged, or not allowed by settings)".to_string(),
-        409 => "conflict: Gitea rejected the request as it stands (the message says why)".to_string(),
-        422 => "Gitea rejected the arguments (the message says which); fix them and retry".to_string(),
-        429 => "rate limited by Gitea; wait and retry".to_string(),
-        s if s >= 500 => "Gitea failed; retry later".to_string(),
-        _ => "Gitea rejected the request (the message says why)".to_string(),
-    };
-    structured.insert("error".into(), json!({"message": message, "hint": hint}));
-    if !scopes.is_empty() && status == 403 {
-        structured.insert("required_scopes".into(), json!(scopes));
-    }
-    Outcome {
-        text: format!("Gitea answered {status}: {message}\nhint: {hint}"),
-        structured: Value::Object(structured),
-        is_error: true,
-        status: Some(status),
-        facts: Facts::default(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::HttpMethod;
+    use serde_json::json;
 
     fn resp(status: u16, ct: &str, body: &str) -> Response {
         Response {
@@ -523,6 +335,17 @@ mod tests {
         }
     }
 
+    fn get() -> RequestLine {
+        RequestLine {
+            method: HttpMethod::Get,
+            path: "/x".into(),
+        }
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
     #[test]
     fn lists_are_cut_at_whole_items_with_next_page_arguments() {
         let items: Vec<Value> = (0..50)
@@ -531,22 +354,29 @@ mod tests {
         let mut r = resp(200, "application/json", &Value::Array(items).to_string());
         r.total_count = Some(120);
         r.link = Some("<https://g/api/v1/x?page=2>; rel=\"next\"".into());
-        let args: Map<String, Value> = json!({"owner": "a", "limit": 50})
-            .as_object()
-            .unwrap()
-            .clone();
-        let out = shape(None, &args, r, limits(1000));
-        assert!(!out.is_error);
-        let shown = out.structured["truncated"]["shown_items"].as_u64().unwrap();
+        let args = obj(json!({"owner": "a", "limit": 50}));
+        let Ok(Executed {
+            body:
+                Shaped::Json {
+                    data,
+                    serialized,
+                    paging,
+                    cut,
+                },
+            ..
+        }) = shape(None, get(), &args, r, limits(2000))
+        else {
+            panic!("a JSON answer")
+        };
+        let Some(JsonCut::Items { shown, total: 50 }) = cut else {
+            panic!("cut at whole items: {cut:?}")
+        };
         assert!(shown > 0 && shown < 50);
-        assert_eq!(
-            out.structured["data"].as_array().unwrap().len() as u64,
-            shown
-        );
-        assert_eq!(out.structured["paging"]["total_count"], 120);
-        assert_eq!(out.structured["paging"]["has_next"], true);
-        assert_eq!(out.structured["paging"]["next_arguments"]["limit"], shown);
-        assert!(out.text.contains("showing") && out.text.contains("[paging:"));
+        assert_eq!(data.as_array().unwrap().len(), shown);
+        assert_eq!(serialized, data.to_string());
+        let paging = paging.expect("paging");
+        assert_eq!((paging.total_count, paging.has_next), (Some(120), true));
+        assert_eq!(paging.next_arguments.unwrap()["limit"], shown as u64);
     }
 
     #[test]
@@ -560,82 +390,114 @@ mod tests {
 
     #[test]
     fn next_page_arguments_when_the_page_fits() {
+        let paging_of =
+            |r: Response, args: Value| match shape(None, get(), &obj(args), r, limits(1000)) {
+                Ok(Executed {
+                    body: Shaped::Json { paging, .. },
+                    ..
+                }) => paging.expect("paging"),
+                other => panic!("{other:?}"),
+            };
         let mut r = resp(200, "application/json", "[1,2,3]");
         r.total_count = Some(7);
-        let args: Map<String, Value> = json!({"limit": 3, "state": "open"})
-            .as_object()
-            .unwrap()
-            .clone();
-        let out = shape(None, &args, r, limits(1000));
+        let p = paging_of(r, json!({"limit": 3, "state": "open"}));
         assert_eq!(
-            out.structured["paging"]["next_arguments"],
+            Value::Object(p.next_arguments.unwrap()),
             json!({"limit": 3, "state": "open", "page": 2})
         );
         let mut last = resp(200, "application/json", "[7]");
         last.total_count = Some(7);
-        let args: Map<String, Value> = json!({"limit": 3, "page": 3}).as_object().unwrap().clone();
-        let out = shape(None, &args, last, limits(1000));
-        assert_eq!(out.structured["paging"]["has_next"], false);
+        assert!(!paging_of(last, json!({"limit": 3, "page": 3})).has_next);
     }
 
     #[test]
-    fn errors_carry_status_message_and_hint() {
-        let out = shape(
+    fn errors_carry_status_message_and_scopes() {
+        let big = "m".repeat(5000);
+        let body = json!({"message": big, "url": "u"}).to_string();
+        match shape(
             None,
+            get(),
             &Map::new(),
-            resp(
-                404,
-                "application/json",
-                r#"{"message":"repo not found","url":"u"}"#,
-            ),
+            resp(404, "application/json", &body),
             limits(1000),
-        );
-        assert!(out.is_error);
-        assert_eq!(out.status, Some(404));
-        assert!(
-            out.text.contains("404")
-                && out.text.contains("repo not found")
-                && out.text.contains("check owner")
-        );
-        let out = shape(None, &Map::new(), resp(500, "text/plain", ""), limits(1000));
-        assert!(out.is_error && out.text.contains("retry later"));
+        ) {
+            Err(Refusal::Gitea {
+                status: 404,
+                message,
+                ..
+            }) => {
+                assert!(message.chars().count() < 1100, "clipped: {}", message.len());
+            }
+            other => panic!("{other:?}"),
+        }
+        match shape(
+            None,
+            get(),
+            &Map::new(),
+            resp(500, "text/plain", "boom"),
+            limits(1000),
+        ) {
+            Err(Refusal::Gitea {
+                status: 500,
+                message,
+                ..
+            }) => assert_eq!(message, "boom"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn malformed_json_is_an_error_that_warns_about_repeating() {
-        let out = shape(
-            None,
-            &Map::new(),
-            resp(200, "application/json", "{\"a\": [1,"),
-            limits(1000),
-        );
-        assert!(
-            out.is_error
-                && out.text.contains("malformed JSON")
-                && out.text.contains("before repeating")
-        );
+    fn malformed_json_and_redirects_are_refusals() {
+        let r = resp(200, "application/json", "{\"a\": [1,");
+        assert!(matches!(
+            shape(None, get(), &Map::new(), r, limits(1000)),
+            Err(Refusal::MalformedJson { status: 200, .. })
+        ));
+        let mut r = resp(307, "text/html", "");
+        r.location = Some("https://elsewhere/x".into());
+        assert!(matches!(
+            shape(None, get(), &Map::new(), r, limits(1000)),
+            Err(Refusal::Redirected { status: 307, location, .. }) if location == "https://elsewhere/x"
+        ));
     }
 
     #[test]
     fn text_and_binary_bounds() {
-        let out = shape(
+        match shape(
             None,
+            get(),
             &Map::new(),
             resp(200, "text/plain", &"é".repeat(600)),
             limits(1001),
-        );
-        assert!(out.structured["text"].as_str().unwrap().len() <= 1001);
-        assert!(out.text.contains("[cut at"));
+        ) {
+            Ok(Executed {
+                body: Shaped::Text { text, cut: Some(c) },
+                ..
+            }) => {
+                assert!(text.len() <= 500);
+                assert_eq!(c.shown_bytes, text.len());
+            }
+            other => panic!("{other:?}"),
+        }
         let small = resp(200, "application/octet-stream", "\u{1}\u{2}\u{3}");
-        let out = shape(None, &Map::new(), small, limits(1000));
-        assert_eq!(out.structured["content_base64"], "AQID");
+        match shape(None, get(), &Map::new(), small, limits(1000)) {
+            Ok(Executed {
+                body: Shaped::Binary {
+                    base64, size: 3, ..
+                },
+                ..
+            }) => assert_eq!(base64, "AQID"),
+            other => panic!("{other:?}"),
+        }
         let mut big = resp(200, "application/octet-stream", "0123456789abcdefg");
         big.truncated = true;
-        let out = shape(None, &Map::new(), big, limits(1000));
-        assert!(
-            out.is_error
-                && out.text.contains("17 bytes")
-                && out.text.contains("MAX_FILE_SIZE_BYTES")
-        );
+        assert!(matches!(
+            shape(None, get(), &Map::new(), big, limits(1000)),
+            Err(Refusal::FileTooLarge {
+                size: Some(17),
+                limit: 16,
+                ..
+            })
+        ));
     }
 }

@@ -750,8 +750,14 @@ async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
         Ok(b) => b,
         Err(_) => return error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
     };
-    let body: Value = match serde_json::from_slice(&bytes) {
-        Ok(v) => v,
+    let mut body: serde_json::Map<String, Value> = match serde_json::from_slice(&bytes) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "body must be {\"name\": <tool>, \"arguments\": {...}}",
+            );
+        }
         Err(e) => {
             return error(
                 StatusCode::BAD_REQUEST,
@@ -759,16 +765,17 @@ async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
             );
         }
     };
+    let arguments = match body.remove("arguments") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) => return error(StatusCode::BAD_REQUEST, "`arguments` must be an object"),
+    };
     let Some(name) = body.get("name").and_then(Value::as_str) else {
         return error(
             StatusCode::BAD_REQUEST,
             "body must be {\"name\": <tool>, \"arguments\": {...}}",
         );
     };
-    let arguments = body.get("arguments").cloned().unwrap_or(Value::Null);
-    if !(arguments.is_object() || arguments.is_null()) {
-        return error(StatusCode::BAD_REQUEST, "`arguments` must be an object");
-    }
     let origin = CallOrigin {
         caller,
         transport: "rest",

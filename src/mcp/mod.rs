@@ -11,7 +11,7 @@
 //! error, so clients show the message to the model.
 
 pub mod http;
-mod resources;
+pub mod resources;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -30,6 +30,7 @@ use crate::app::State;
 use crate::audit::{AuditLog, Entry, Facts, OutcomeKind};
 use crate::exec::{Call, Caller, Context};
 use crate::outbound::{self, Secrets};
+use crate::render;
 use crate::tools::{self, ToolOutput};
 
 /// Which tools the server offers.
@@ -100,8 +101,7 @@ impl CallOrigin {
     }
 }
 
-/// The label of unknown tools in metrics and audit records (caller input never becomes one).
-pub const UNKNOWN_TOOL: &str = "unknown_tool";
+pub use crate::render::UNKNOWN_TOOL;
 
 /// The MCP server (cheap to clone: one `Arc`).
 #[derive(Debug, Clone)]
@@ -138,12 +138,18 @@ impl Server {
     /// behind MCP `tools/call` (stdio and HTTP), the gateway's `POST /mcp/tool/call` and the
     /// CLI. The answer is scrubbed of the call's secrets and bounded. An unknown tool answers an
     /// error result ([`ToolOutput::is_unknown_tool`]), also recorded.
-    pub async fn call(&self, name: &str, arguments: Value, origin: &CallOrigin) -> ToolOutput {
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        origin: &CallOrigin,
+    ) -> ToolOutput {
         let started = std::time::Instant::now();
         // Digest of the arguments with secret values masked (a weak password must not be
         // confirmable by hashing guesses against the log); computed only when there is a log.
         let digest = self.shared.audit.as_ref().map(|_| {
-            crate::exec::confirm::args_digest(name, &crate::exec::redact(&arguments, true))
+            let masked = crate::exec::redact(&Value::Object(arguments.clone()), true);
+            crate::exec::confirm::args_digest(name, &masked)
         });
         let secrets = self.secrets_of(&origin.caller, &arguments);
         let known = self.offers(name);
@@ -151,7 +157,11 @@ impl Server {
             Some(out) => out,
             None => self.unknown_tool(name),
         };
-        self.finish(&mut out.text, &mut out.structured, &secrets);
+        render::finish(
+            &mut out,
+            &secrets,
+            self.shared.exec.config.limits.max_response_bytes,
+        );
         let label = if known { name } else { UNKNOWN_TOOL };
         crate::metrics::global().tool_call(label, out.facts.kind.label());
         if let Some(log) = &self.shared.audit {
@@ -174,7 +184,7 @@ impl Server {
 
     /// Everything a call's answer must not contain: the server's token, the caller's own
     /// secrets, and secret-named values of the arguments.
-    fn secrets_of(&self, caller: &Caller, arguments: &Value) -> Secrets {
+    fn secrets_of(&self, caller: &Caller, arguments: &Map<String, Value>) -> Secrets {
         let mut secrets = Secrets::new();
         if let Some(t) = self.shared.exec.server_token() {
             secrets.add(t.expose());
@@ -186,47 +196,38 @@ impl Server {
         secrets
     }
 
-    /// Scrubs and bounds an answer just before it leaves.
-    fn finish(&self, text: &mut String, structured: &mut Value, secrets: &Secrets) {
-        if let std::borrow::Cow::Owned(clean) = secrets.scrub_str(text) {
-            *text = clean;
-        }
-        secrets.scrub_value(structured);
-        outbound::fit(
-            text,
-            structured,
-            self.shared.exec.config.limits.max_response_bytes,
-        );
-    }
-
-    async fn dispatch(&self, name: &str, arguments: Value, caller: &Caller) -> Option<ToolOutput> {
+    async fn dispatch(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        caller: &Caller,
+    ) -> Option<ToolOutput> {
         let s = &self.shared;
         let dynamic = matches!(s.surface, Surface::Dynamic | Surface::Both);
         let individual = matches!(s.surface, Surface::Individual | Surface::Both);
         Some(match name {
-            tools::find::NAME if dynamic => tools::find::run(&s.state, &arguments),
+            tools::find::NAME if dynamic => tools::find::run(&s.state, &Value::Object(arguments)),
             tools::execute::NAME if dynamic => {
-                tools::execute::run(&s.state, &s.exec, caller, &arguments).await
+                tools::execute::run(&s.state, &s.exec, caller, arguments).await
             }
             tools::raw::NAME if dynamic && s.exec.config.raw_requests => {
-                tools::raw::run(&s.state, &s.exec, caller, &arguments).await
+                tools::raw::run(&s.state, &s.exec, caller, arguments).await
             }
             _ if individual && self.offers(name) => {
                 // Individual tools take the action's arguments directly; dry_run and confirm
                 // ride along as reserved keys, checked as strictly as on the execute tool.
-                let (args, dry_run, confirm) = match split_reserved(&arguments) {
-                    Ok(parts) => parts,
+                let reserved = match split_reserved(arguments) {
+                    Ok(r) => r,
                     Err(e) => return Some(ToolOutput::error(e, json!({"action": name}))),
                 };
                 let call = Call {
                     action: name,
-                    arguments: &args,
-                    dry_run,
-                    confirm: confirm.as_deref(),
+                    arguments: Value::Object(reserved.arguments),
+                    dry_run: reserved.dry_run,
+                    confirm: reserved.confirm.as_deref(),
                 };
-                crate::exec::call(s.state.exec_env(), &s.exec, caller, &call)
-                    .await
-                    .into()
+                let result = crate::exec::call(s.state.exec_env(), &s.exec, caller, call).await;
+                render::call::render(&result, s.exec.config.limits.data_budget())
             }
             _ => return None,
         })
@@ -240,37 +241,20 @@ impl Server {
             .take(5)
             .map(|t| t.name.as_ref())
             .collect();
-        let mut out = ToolOutput::error(
-            format!(
-                "unknown tool {:?}. This server offers {}{}. To run a Gitea action, call gitea_find_action, then gitea_execute_action.",
-                outbound::clip(name, 100),
-                names.join(", "),
-                if self.shared.tools.len() > 5 {
-                    ", …"
-                } else {
-                    ""
-                }
-            ),
-            json!({"code": UNKNOWN_TOOL}),
-        );
-        out.facts.kind = OutcomeKind::Denied(UNKNOWN_TOOL.into());
-        out
+        render::unknown_tool(name, &names, self.shared.tools.len() > 5)
     }
+}
+
+/// An individual tool's arguments with its reserved keys taken off.
+struct Reserved {
+    arguments: Map<String, Value>,
+    dry_run: bool,
+    confirm: Option<String>,
 }
 
 /// Splits `dry_run` and `confirm` off an individual tool's arguments. A guard argument of the
 /// wrong type is an error, never ignored: `"dry_run": "yes"` must not become a write.
-fn split_reserved(args: &Value) -> Result<(Value, bool, Option<String>), String> {
-    let mut map = match args {
-        Value::Object(m) => m.clone(),
-        Value::Null => Map::new(),
-        other => {
-            return Err(format!(
-                "arguments must be an object, got {}",
-                outbound::clip(&other.to_string(), 100)
-            ));
-        }
-    };
+fn split_reserved(mut map: Map<String, Value>) -> Result<Reserved, String> {
     let dry_run = tools::bool_arg(&map, "dry_run")?.unwrap_or(false);
     let confirm = match map.remove("confirm") {
         None | Some(Value::Null) => None,
@@ -283,7 +267,11 @@ fn split_reserved(args: &Value) -> Result<(Value, bool, Option<String>), String>
         }
     };
     map.remove("dry_run");
-    Ok((Value::Object(map), dry_run, confirm))
+    Ok(Reserved {
+        arguments: map,
+        dry_run,
+        confirm,
+    })
 }
 
 fn object(v: Value) -> Arc<Map<String, Value>> {
@@ -435,7 +423,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let args = request.arguments.unwrap_or_default();
         let span = tracing::info_span!("tool_call", tool = %outbound::clip(&name, 100));
         let _enter = span.enter();
         let origin = origin_of(&context).ok_or_else(no_caller)?;
@@ -496,7 +484,9 @@ impl ServerHandler for Server {
         if let Some(log) = &self.shared.audit {
             let kind = match &result {
                 Ok(_) => OutcomeKind::Ok,
-                Err(e) if e.message.contains("withheld") => OutcomeKind::Denied("policy".into()),
+                Err(resources::ResourceError::Withheld { reason, .. }) => {
+                    OutcomeKind::Denied(reason.code().into())
+                }
                 Err(_) => OutcomeKind::Error,
             };
             let facts = Facts {
@@ -514,14 +504,15 @@ impl ServerHandler for Server {
                 duration_ms: started.elapsed().as_millis() as u64,
             });
         }
-        let secrets = self.secrets_of(&origin.caller, &Value::Null);
+        let secrets = self.secrets_of(&origin.caller, &Map::new());
         match result {
             Ok(mut read) => {
                 let max = self.shared.exec.config.limits.max_response_bytes;
                 read.finish(&secrets, max);
                 Ok(read.into_result(&request.uri).into())
             }
-            Err(mut e) => {
+            Err(e) => {
+                let mut e = render::resource::error(&e);
                 e.message = outbound::clip(&secrets.scrub_str(&e.message), 2000)
                     .into_owned()
                     .into();

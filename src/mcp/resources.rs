@@ -1,28 +1,343 @@
 //! MCP resources: the catalog (`gitea://actions…`) and Gitea entities (`gitea://repo/…`).
 //!
-//! Entity reads go through the executor, so the policy applies exactly as for tool calls: a
-//! resource whose underlying action is withheld is refused with the reason. Parameters are
-//! checked before any request (-32602); an upstream 404 is -32003 (as forgejo-mcp's resource
-//! spec requires; rmcp's own "resource not found" is -32002, which we keep for URIs that name
-//! no resource at all).
+//! Every entity template is one row of [`TEMPLATES`]: its URI, the operation that reads it, the
+//! fields kept (paths into Gitea's answer), the lists embedded in it and which operation reads
+//! them. One generic reader serves them all; the names of the actions that list the rest of an
+//! embedded list come from the catalog. A template is offered only when the loaded document has
+//! every operation it reads.
+//!
+//! Entity reads go through the executor for the caller, so the policy applies exactly as for
+//! tool calls: a resource whose underlying action is withheld is refused with the reason.
+//! Parameters are checked before any request (-32602); an upstream 404 is -32003 (as
+//! forgejo-mcp's resource spec requires; rmcp's own "resource not found", -32002, is kept for
+//! URIs that name no resource at all). Errors are typed ([`ResourceError`]); `render` words them.
 
-use rmcp::ErrorData;
-use rmcp::model::{ErrorCode, ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+use rmcp::model::{Resource, ResourceTemplate};
 use serde_json::{Map, Value, json};
 
 use super::Shared;
 use crate::catalog::Catalog;
-use crate::exec::{self, Call, Caller};
-use crate::outbound::{self, Secrets};
+use crate::exec::{self, Call, Caller, Refusal, Shaped};
+use crate::outbound;
+pub use crate::render::resource::{Read, ResourceError};
 use crate::tools::card::card_json;
 
-/// Error code for an entity the instance does not have (or the token cannot see).
-pub const UPSTREAM_NOT_FOUND: i32 = -32003;
-/// Most entries of an embedded list (comments, reviews, statuses).
+/// Most entries of an embedded list (comments, reviews, statuses, files).
 pub const EMBEDDED_LIST_CAP: usize = 30;
 
 const JSON: &str = "application/json";
-const MARKDOWN: &str = "text/markdown";
+
+/// One entity template.
+struct Template {
+    /// `gitea://…` with `{param}` segments.
+    uri: &'static str,
+    name: &'static str,
+    description: &'static str,
+    /// The operation that reads the entity.
+    read: &'static str,
+    /// `(argument, URI parameter)` where the operation names a parameter differently.
+    renames: &'static [(&'static str, &'static str)],
+    /// The fields kept: `out=path` or `path`; a path is dot-separated keys, `key[].sub` maps a
+    /// list; a dotted `out` nests.
+    fields: &'static [&'static str],
+    /// Lists embedded in the entity.
+    embeds: &'static [Embed],
+    /// A field rendered as a Markdown block beside the JSON.
+    markdown: Option<&'static str>,
+    /// A field holding a URL whose last segment must be the URI's `{index}` (comment ids are
+    /// repository-wide: the comment must belong to the issue named).
+    belongs_to_index: Option<&'static str>,
+}
+
+/// One embedded list.
+struct Embed {
+    /// The key in the entity (and `<key>_more` for the sentinel).
+    key: &'static str,
+    /// Where the items come from.
+    from: Source,
+    /// The fields kept of each item (as in [`Template::fields`]); empty keeps items whole.
+    fields: &'static [&'static str],
+    /// Keep the most recent items (the end of the list) rather than the first.
+    recent: bool,
+    /// Entity keys that also receive the total count.
+    count_as: &'static [&'static str],
+}
+
+/// Where an embedded list comes from.
+enum Source {
+    /// A field of the entity, with its total in another field if Gitea gives one, and the
+    /// operation that lists the rest (else the entity's own read).
+    Field {
+        path: &'static str,
+        total: Option<&'static str>,
+        rest: Option<&'static str>,
+    },
+    /// Another operation on the same parameters; `total` is an entity field counting the items
+    /// (the list may be unpaged); `paged` lists are read from their last pages.
+    Read {
+        operation_id: &'static str,
+        total: Option<&'static str>,
+        paged: bool,
+    },
+}
+
+const ISSUE_FIELDS: &[&str] = &[
+    "number",
+    "index=number",
+    "title",
+    "state",
+    "body",
+    "comments",
+    "comments_count=comments",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "due_date",
+    "html_url",
+    "is_locked",
+    "author=user.login",
+    "assignees=assignees[].login",
+    "labels=labels[].name",
+    "milestone=milestone.title",
+];
+
+const COMMENT_FIELDS: &[&str] = &[
+    "id",
+    "body",
+    "created_at",
+    "updated_at",
+    "html_url",
+    "author=user.login",
+];
+
+const COMMENTS: Embed = Embed {
+    key: "recent_comments",
+    from: Source::Read {
+        operation_id: "issueGetComments",
+        total: Some("comments"),
+        paged: false,
+    },
+    fields: COMMENT_FIELDS,
+    recent: true,
+    count_as: &[],
+};
+
+const PULL_FIELDS: &[&str] = &[
+    "number",
+    "index=number",
+    "title",
+    "state",
+    "body",
+    "comments",
+    "comments_count=comments",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "due_date",
+    "html_url",
+    "is_locked",
+    "author=user.login",
+    "assignees=assignees[].login",
+    "labels=labels[].name",
+    "milestone=milestone.title",
+    "merged",
+    "merged_at",
+    "merge_commit_sha",
+    "mergeable",
+    "review_comments",
+    "draft",
+    "allow_maintainer_edit",
+    "merged_by=merged_by.login",
+    "requested_reviewers=requested_reviewers[].login",
+    "head.ref=head.ref",
+    "head.sha=head.sha",
+    "head.repo=head.repo.full_name",
+    "head.repo_full_name=head.repo.full_name",
+    "base.ref=base.ref",
+    "base.sha=base.sha",
+    "base.repo=base.repo.full_name",
+    "base.repo_full_name=base.repo.full_name",
+];
+
+const REVIEW_FIELDS: &[&str] = &[
+    "id",
+    "state",
+    "user=user.login",
+    "body",
+    "submitted_at",
+    "comments_count",
+];
+
+/// The entity templates.
+static TEMPLATES: &[Template] = &[
+    Template {
+        uri: "gitea://owner/{owner}",
+        name: "owner",
+        description: "A user or organisation.",
+        read: "userGet",
+        renames: &[("username", "owner")],
+        fields: &[
+            "id",
+            "login",
+            "full_name",
+            "email",
+            "avatar_url",
+            "html_url",
+            "description",
+            "website",
+            "location",
+            "created",
+            "visibility",
+            "followers_count",
+            "following_count",
+            "starred_repos_count",
+        ],
+        embeds: &[],
+        markdown: None,
+        belongs_to_index: None,
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}",
+        name: "repository",
+        description: "A repository.",
+        read: "repoGet",
+        renames: &[],
+        fields: &[
+            "id",
+            "full_name",
+            "owner=owner.login",
+            "description",
+            "private",
+            "fork",
+            "parent=parent.full_name",
+            "archived",
+            "mirror",
+            "template",
+            "default_branch",
+            "stars_count",
+            "forks_count",
+            "watchers_count",
+            "open_issues_count",
+            "open_pr_counter",
+            "release_counter",
+            "size",
+            "language",
+            "html_url",
+            "clone_url",
+            "ssh_url",
+            "website",
+            "created_at",
+            "updated_at",
+            "permissions",
+            "has_issues",
+            "has_pull_requests",
+            "has_wiki",
+        ],
+        embeds: &[],
+        markdown: None,
+        belongs_to_index: None,
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}/commit/{sha}",
+        name: "commit",
+        description: "A commit with its message and files.",
+        read: "repoGetSingleCommit",
+        renames: &[],
+        fields: &[
+            "sha",
+            "html_url",
+            "created",
+            "message=commit.message",
+            "author=commit.author",
+            "committer=commit.committer",
+            "parents=parents[].sha",
+            "stats",
+        ],
+        embeds: &[Embed {
+            key: "files",
+            from: Source::Field {
+                path: "files",
+                total: None,
+                rest: None,
+            },
+            fields: &[],
+            recent: false,
+            count_as: &[],
+        }],
+        markdown: Some("commit.message"),
+        belongs_to_index: None,
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}/commit/{sha}/status",
+        name: "commit status",
+        description: "The combined CI status of a commit.",
+        read: "repoGetCombinedStatusByRef",
+        renames: &[("ref", "sha")],
+        fields: &["sha", "state", "total_count"],
+        embeds: &[Embed {
+            key: "statuses",
+            from: Source::Field {
+                path: "statuses",
+                total: Some("total_count"),
+                rest: Some("repoListStatusesByRef"),
+            },
+            fields: &[],
+            recent: false,
+            count_as: &[],
+        }],
+        markdown: None,
+        belongs_to_index: None,
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}/issue/{index}",
+        name: "issue",
+        description: "An issue with its recent comments.",
+        read: "issueGetIssue",
+        renames: &[],
+        fields: ISSUE_FIELDS,
+        embeds: &[COMMENTS],
+        markdown: Some("body"),
+        belongs_to_index: None,
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
+        name: "issue comment",
+        description: "One comment of an issue.",
+        read: "issueGetComment",
+        renames: &[],
+        fields: COMMENT_FIELDS,
+        embeds: &[],
+        markdown: Some("body"),
+        belongs_to_index: Some("issue_url"),
+    },
+    Template {
+        uri: "gitea://repo/{owner}/{repo}/pr/{index}",
+        name: "pull request",
+        description: "A pull request with its recent comments and reviews.",
+        read: "repoGetPullRequest",
+        renames: &[],
+        fields: PULL_FIELDS,
+        embeds: &[
+            COMMENTS,
+            Embed {
+                key: "recent_reviews",
+                from: Source::Read {
+                    operation_id: "repoListPullReviews",
+                    total: None,
+                    paged: true,
+                },
+                fields: REVIEW_FIELDS,
+                recent: true,
+                count_as: &["review_count", "reviews_count"],
+            },
+        ],
+        markdown: Some("body"),
+        belongs_to_index: None,
+    },
+];
+
+/// Keys that repeat another embedded list under an earlier name, kept for clients that read it.
+const EMBED_ALIASES: [(&str, &str); 1] = [("reviews", "recent_reviews")];
 
 /// The static resources.
 pub fn list() -> Vec<Resource> {
@@ -33,209 +348,148 @@ pub fn list() -> Vec<Resource> {
     ]
 }
 
-/// The operations each entity template reads (a template is offered only when the loaded API
-/// description has all of them).
-const TEMPLATE_OPERATIONS: [(&str, &[&str]); 7] = [
-    ("gitea://owner/{owner}", &["userGet"]),
-    ("gitea://repo/{owner}/{repo}", &["repoGet"]),
-    (
-        "gitea://repo/{owner}/{repo}/commit/{sha}",
-        &["repoGetSingleCommit"],
-    ),
-    (
-        "gitea://repo/{owner}/{repo}/commit/{sha}/status",
-        &["repoGetCombinedStatusByRef"],
-    ),
-    (
-        "gitea://repo/{owner}/{repo}/issue/{index}",
-        &["issueGetIssue", "issueGetComments"],
-    ),
-    (
-        "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
-        &["issueGetComment"],
-    ),
-    (
-        "gitea://repo/{owner}/{repo}/pr/{index}",
-        &[
-            "repoGetPullRequest",
-            "repoListPullReviews",
-            "issueGetComments",
-        ],
-    ),
-];
-
-/// The operations a template needs that `catalog` lacks.
-fn missing_operations<'a>(catalog: &Catalog, ops: &[&'a str]) -> Vec<&'a str> {
-    ops.iter()
-        .copied()
+/// The operations a template reads that `catalog` lacks.
+fn missing_operations(catalog: &Catalog, t: &Template) -> Vec<&'static str> {
+    let embedded = t.embeds.iter().filter_map(|e| match e.from {
+        Source::Read { operation_id, .. } => Some(operation_id),
+        Source::Field { .. } => None,
+    });
+    std::iter::once(t.read)
+        .chain(embedded)
         .filter(|op| catalog.get(op).is_none())
         .collect()
 }
 
 /// The resource templates this catalog can serve.
 pub fn available_templates(catalog: &Catalog) -> Vec<ResourceTemplate> {
-    templates()
-        .into_iter()
-        .filter(|t| {
-            TEMPLATE_OPERATIONS
+    let action = ResourceTemplate::new("gitea://actions/{name}", "action")
+        .with_description("One action's full card with its input schema.")
+        .with_mime_type(JSON);
+    std::iter::once(action)
+        .chain(
+            TEMPLATES
                 .iter()
-                .find(|(uri, _)| *uri == t.uri_template)
-                .is_none_or(|(_, ops)| missing_operations(catalog, ops).is_empty())
-        })
+                .filter(|t| missing_operations(catalog, t).is_empty())
+                .map(|t| {
+                    ResourceTemplate::new(t.uri, t.name)
+                        .with_description(t.description)
+                        .with_mime_type(JSON)
+                }),
+        )
         .collect()
 }
 
-/// Every resource template (see [`available_templates`] for those a catalog can serve).
-pub fn templates() -> Vec<ResourceTemplate> {
-    let t = |uri: &str, name: &str, description: &str| {
-        ResourceTemplate::new(uri, name)
-            .with_description(description)
-            .with_mime_type(JSON)
-    };
-    vec![
-        t(
-            "gitea://actions/{name}",
-            "action",
-            "One action's full card with its input schema.",
-        ),
-        t("gitea://owner/{owner}", "owner", "A user or organisation."),
-        t("gitea://repo/{owner}/{repo}", "repository", "A repository."),
-        t(
-            "gitea://repo/{owner}/{repo}/commit/{sha}",
-            "commit",
-            "A commit with its message and files.",
-        ),
-        t(
-            "gitea://repo/{owner}/{repo}/commit/{sha}/status",
-            "commit status",
-            "The combined CI status of a commit.",
-        ),
-        t(
-            "gitea://repo/{owner}/{repo}/issue/{index}",
-            "issue",
-            "An issue with its recent comments.",
-        ),
-        t(
-            "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
-            "issue comment",
-            "One comment of an issue.",
-        ),
-        t(
-            "gitea://repo/{owner}/{repo}/pr/{index}",
-            "pull request",
-            "A pull request with its recent comments and reviews.",
-        ),
-    ]
-}
-
-/// A parsed entity URI.
+/// A parsed URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Uri {
+enum Parsed {
     Actions,
     Action(String),
-    Owner(String),
-    Repo(String, String),
-    Commit(String, String, String),
-    CommitStatus(String, String, String),
-    Issue(String, String, u64),
-    Comment(String, String, u64, u64),
-    Pull(String, String, u64),
+    Entity {
+        template: usize,
+        params: Vec<(&'static str, Param)>,
+    },
 }
 
-impl Uri {
-    /// The template this URI instantiates (entity templates only).
-    fn template(&self) -> Option<&'static str> {
-        Some(match self {
-            Uri::Actions | Uri::Action(_) => return None,
-            Uri::Owner(_) => "gitea://owner/{owner}",
-            Uri::Repo(..) => "gitea://repo/{owner}/{repo}",
-            Uri::Commit(..) => "gitea://repo/{owner}/{repo}/commit/{sha}",
-            Uri::CommitStatus(..) => "gitea://repo/{owner}/{repo}/commit/{sha}/status",
-            Uri::Issue(..) => "gitea://repo/{owner}/{repo}/issue/{index}",
-            Uri::Comment(..) => "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
-            Uri::Pull(..) => "gitea://repo/{owner}/{repo}/pr/{index}",
-        })
+/// A checked URI parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Param {
+    Name(String),
+    Number(u64),
+}
+
+impl Param {
+    fn json(&self) -> Value {
+        match self {
+            Param::Name(s) => json!(s),
+            Param::Number(n) => json!(n),
+        }
     }
 }
 
-fn invalid(message: String) -> ErrorData {
-    ErrorData::invalid_params(message, None)
+fn malformed(why: String) -> ResourceError {
+    ResourceError::Malformed { why }
 }
 
-/// Parses and checks a resource URI.
-fn parse(uri: &str) -> Result<Uri, ErrorData> {
+/// Parses and checks a resource URI against the templates.
+fn parse(uri: &str) -> Result<Parsed, ResourceError> {
+    let shown = || outbound::clip(uri, 200).into_owned();
     let Some(rest) = uri.strip_prefix("gitea://") else {
-        return Err(ErrorData::resource_not_found(
-            format!("{uri:?} is not a gitea:// resource"),
-            None,
-        ));
+        return Err(ResourceError::NoResource { uri: shown() });
     };
     if rest.contains(['?', '#']) {
-        return Err(invalid(format!(
-            "resource URIs take no query or fragment: {uri:?}"
+        return Err(malformed(format!(
+            "resource URIs take no query or fragment: {:?}",
+            shown()
         )));
     }
     let parts: Vec<&str> = rest.split('/').collect();
-    let name = |s: &str, what: &str| decode_name(s, what);
-    let number = |s: &str, what: &str| -> Result<u64, ErrorData> {
-        match s.parse::<u64>() {
-            Ok(n) if n > 0 && n <= i64::MAX as u64 && s.bytes().all(|b| b.is_ascii_digit()) => {
-                Ok(n)
+    match parts.as_slice() {
+        ["actions"] => return Ok(Parsed::Actions),
+        ["actions", n] => return Ok(Parsed::Action(decode_name(n, "action name")?)),
+        _ => {}
+    }
+    for (i, t) in TEMPLATES.iter().enumerate() {
+        let pattern: Vec<&str> = t.uri["gitea://".len()..].split('/').collect();
+        if pattern.len() != parts.len()
+            || pattern
+                .iter()
+                .zip(&parts)
+                .any(|(p, s)| !p.starts_with('{') && p != s)
+        {
+            continue;
+        }
+        let mut params = Vec::new();
+        for (p, s) in pattern.iter().zip(&parts) {
+            if let Some(name) = p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                params.push((name, check_param(name, s)?));
             }
-            _ => Err(invalid(format!(
-                "{what} must be a positive whole number, got {s:?}"
+        }
+        return Ok(Parsed::Entity {
+            template: i,
+            params,
+        });
+    }
+    match parts.first() {
+        Some(&("owner" | "repo" | "actions")) => Err(malformed(format!(
+            "malformed resource URI {:?}: owner, repo and names cannot contain '/'; see resources/templates/list",
+            shown()
+        ))),
+        _ => Err(ResourceError::NoResource { uri: shown() }),
+    }
+}
+
+/// Checks one URI parameter by its name: numbers for `index` and `id`, hexadecimal for `sha`,
+/// names otherwise.
+fn check_param(name: &'static str, s: &str) -> Result<Param, ResourceError> {
+    let shown = outbound::clip(s, 100);
+    match name {
+        "index" | "id" => match s.parse::<u64>() {
+            Ok(n) if n > 0 && n <= i64::MAX as u64 && s.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(Param::Number(n))
+            }
+            _ => Err(malformed(format!(
+                "{} must be a positive whole number, got {shown:?}",
+                if name == "id" { "comment id" } else { name }
             ))),
+        },
+        "sha" => {
+            if (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+                Ok(Param::Name(s.to_ascii_lowercase()))
+            } else {
+                Err(malformed(format!(
+                    "sha must be 4 to 64 hexadecimal characters, got {shown:?}"
+                )))
+            }
         }
-    };
-    let sha = |s: &str| -> Result<String, ErrorData> {
-        if (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            Ok(s.to_ascii_lowercase())
-        } else {
-            Err(invalid(format!(
-                "sha must be 4 to 64 hexadecimal characters, got {s:?}"
-            )))
-        }
-    };
-    Ok(match parts.as_slice() {
-        ["actions"] => Uri::Actions,
-        ["actions", n] => Uri::Action(name(n, "action name")?),
-        ["owner", o] => Uri::Owner(name(o, "owner")?),
-        ["repo", o, r] => Uri::Repo(name(o, "owner")?, name(r, "repo")?),
-        ["repo", o, r, "commit", s] => Uri::Commit(name(o, "owner")?, name(r, "repo")?, sha(s)?),
-        ["repo", o, r, "commit", s, "status"] => {
-            Uri::CommitStatus(name(o, "owner")?, name(r, "repo")?, sha(s)?)
-        }
-        ["repo", o, r, "issue", i] => {
-            Uri::Issue(name(o, "owner")?, name(r, "repo")?, number(i, "index")?)
-        }
-        ["repo", o, r, "issue", i, "comment", c] => Uri::Comment(
-            name(o, "owner")?,
-            name(r, "repo")?,
-            number(i, "index")?,
-            number(c, "comment id")?,
-        ),
-        ["repo", o, r, "pr", i] => {
-            Uri::Pull(name(o, "owner")?, name(r, "repo")?, number(i, "index")?)
-        }
-        ["owner", ..] | ["repo", ..] | ["actions", ..] => {
-            return Err(invalid(format!(
-                "malformed resource URI {uri:?}: owner, repo and names cannot contain '/'; see resources/templates/list"
-            )));
-        }
-        _ => {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource at {uri:?}; see resources/templates/list"),
-                None,
-            ));
-        }
-    })
+        _ => decode_name(s, name).map(Param::Name),
+    }
 }
 
 /// Percent-decodes a name segment and checks it cannot escape its place.
-fn decode_name(s: &str, what: &str) -> Result<String, ErrorData> {
+fn decode_name(s: &str, what: &str) -> Result<String, ResourceError> {
     let decoded = percent_encoding::percent_decode_str(s)
         .decode_utf8()
-        .map_err(|_| invalid(format!("{what} is not valid UTF-8 after percent-decoding")))?;
+        .map_err(|_| malformed(format!("{what} is not valid UTF-8 after percent-decoding")))?;
     if decoded.is_empty()
         || decoded == "."
         || decoded == ".."
@@ -244,84 +498,19 @@ fn decode_name(s: &str, what: &str) -> Result<String, ErrorData> {
         || decoded.chars().any(char::is_control)
         || decoded.len() > 255
     {
-        return Err(invalid(format!("{what} {decoded:?} is not a valid name")));
+        return Err(malformed(format!(
+            "{what} {:?} is not a valid name",
+            outbound::clip(&decoded, 100)
+        )));
     }
     Ok(decoded.into_owned())
 }
 
-/// What a resource read produced, before it is scrubbed, bounded and wrapped: the JSON block
-/// and, for entities with a body, the body as Markdown.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Read {
-    json: Value,
-    markdown: Option<String>,
-}
-
-impl Read {
-    fn json(json: Value) -> Read {
-        Read {
-            json,
-            markdown: None,
-        }
-    }
-
-    fn with_markdown(json: Value, markdown: Option<String>) -> Read {
-        Read { json, markdown }
-    }
-
-    /// Scrubs `secrets` and fits both blocks into `max` bytes together (the Markdown, a copy of
-    /// the body, gives way first).
-    pub fn finish(&mut self, secrets: &Secrets, max: usize) {
-        secrets.scrub_value(&mut self.json);
-        if let Some(md) = &mut self.markdown {
-            if let std::borrow::Cow::Owned(clean) = secrets.scrub_str(md) {
-                *md = clean;
-            }
-        }
-        let md_len = self.markdown.as_ref().map_or(0, String::len);
-        if outbound::json_len(&self.json) + md_len > max {
-            if let Some(md) = &mut self.markdown {
-                let room = max
-                    .saturating_sub(outbound::json_len(&self.json))
-                    .max(max / 4);
-                outbound::cut(md, room, "\n\n[cut to fit MAX_RESPONSE_BYTES]");
-            }
-            let md_len = self.markdown.as_ref().map_or(0, String::len);
-            outbound::fit_value(&mut self.json, max.saturating_sub(md_len));
-        }
-    }
-
-    /// The MCP result.
-    pub fn into_result(self, uri: &str) -> ReadResourceResult {
-        let mut contents =
-            vec![ResourceContents::text(self.json.to_string(), uri).with_mime_type(JSON)];
-        if let Some(md) = self.markdown {
-            contents.push(ResourceContents::text(md, uri).with_mime_type(MARKDOWN));
-        }
-        ReadResourceResult::new(contents)
-    }
-}
-
 /// Reads a resource for `caller` (under the caller's own credential, like every tool call).
-pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, ErrorData> {
-    let parsed = parse(uri)?;
+pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, ResourceError> {
     let state = &shared.state;
-    if let Some(template) = parsed.template() {
-        if let Some((_, ops)) = TEMPLATE_OPERATIONS.iter().find(|(t, _)| *t == template) {
-            let missing = missing_operations(&state.catalog, ops);
-            if !missing.is_empty() {
-                return Err(ErrorData::resource_not_found(
-                    format!(
-                        "{template} is not available: this instance's API description has no {}",
-                        missing.join(", ")
-                    ),
-                    None,
-                ));
-            }
-        }
-    }
-    match parsed {
-        Uri::Actions => {
+    match parse(uri)? {
+        Parsed::Actions => {
             let rows: Vec<Value> = state
                 .catalog
                 .actions()
@@ -330,13 +519,16 @@ pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, E
                 .filter(|(i, _)| state.policy.decision(*i).is_allowed())
                 .map(|(_, a)| json!([a.name.as_str(), a.method.as_str(), a.path, a.summary]))
                 .collect();
-            let body = json!({"columns": ["name", "method", "path", "summary"], "actions": rows});
-            Ok(Read::json(body))
+            let json = json!({"columns": ["name", "method", "path", "summary"], "actions": rows});
+            Ok(Read::new(json, None))
         }
-        Uri::Action(name) => {
-            let action = state.catalog.get(&name).ok_or_else(|| {
-                ErrorData::resource_not_found(format!("no action named {name:?}"), None)
-            })?;
+        Parsed::Action(name) => {
+            let action = state
+                .catalog
+                .get(&name)
+                .ok_or_else(|| ResourceError::NoAction {
+                    name: outbound::clip(&name, 100).into_owned(),
+                })?;
             let decision = state.policy.decide(&state.catalog, action);
             let mut card = card_json(action, decision, false);
             card["input_schema"] = (*action.input_schema).clone();
@@ -349,281 +541,178 @@ pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, E
                     .map(|s| s.to_string())
                     .collect::<Vec<_>>()
             );
-            Ok(Read::json(card))
+            Ok(Read::new(card, None))
         }
-        Uri::Owner(owner) => {
-            let user = fetch(shared, caller, "userGet", json!({"username": owner}))
-                .await?
-                .data;
-            Ok(Read::json(pick(
-                &user,
-                &[
-                    "id",
-                    "login",
-                    "full_name",
-                    "email",
-                    "avatar_url",
-                    "html_url",
-                    "description",
-                    "website",
-                    "location",
-                    "created",
-                    "visibility",
-                    "followers_count",
-                    "following_count",
-                    "starred_repos_count",
-                ],
-            )))
-        }
-        Uri::Repo(owner, repo) => {
-            let r = fetch(
-                shared,
-                caller,
-                "repoGet",
-                json!({"owner": owner, "repo": repo}),
-            )
-            .await?
-            .data;
-            let fields = [
-                "id",
-                "full_name",
-                "description",
-                "private",
-                "fork",
-                "archived",
-                "mirror",
-                "template",
-                "default_branch",
-                "stars_count",
-                "forks_count",
-                "watchers_count",
-                "open_issues_count",
-                "open_pr_counter",
-                "release_counter",
-                "size",
-                "language",
-                "html_url",
-                "clone_url",
-                "ssh_url",
-                "website",
-                "created_at",
-                "updated_at",
-                "permissions",
-                "has_issues",
-                "has_pull_requests",
-                "has_wiki",
-            ];
-            let mut v = pick(&r, &fields);
-            v["owner"] = login(&r["owner"]);
-            v["parent"] = r
-                .get("parent")
-                .and_then(|p| p.get("full_name"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            Ok(Read::json(v))
-        }
-        Uri::Commit(owner, repo, sha) => {
-            let c = fetch(
-                shared,
-                caller,
-                "repoGetSingleCommit",
-                json!({"owner": owner, "repo": repo, "sha": sha}),
-            )
-            .await?
-            .data;
-            let message = c
-                .pointer("/commit/message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let mut v = json!({
-                "sha": c["sha"], "html_url": c["html_url"], "created": c["created"],
-                "message": message,
-                "author": c.pointer("/commit/author").cloned().unwrap_or(Value::Null),
-                "committer": c.pointer("/commit/committer").cloned().unwrap_or(Value::Null),
-                "parents": c["parents"].as_array().map(|ps| ps.iter().map(|p| p["sha"].clone()).collect::<Vec<_>>()),
-                "stats": c["stats"],
-            });
-            let files = c["files"].as_array().cloned().unwrap_or_default();
-            let total = files.len() as u64;
-            embed(
-                &mut v,
-                "files",
-                files,
-                total,
-                "gitea_repo_get_single_commit",
-                json!({"owner": owner, "repo": repo, "sha": sha}),
-            );
-            Ok(Read::with_markdown(
-                v,
-                (!message.is_empty()).then_some(message),
-            ))
-        }
-        Uri::CommitStatus(owner, repo, sha) => {
-            let args = json!({"owner": owner, "repo": repo, "ref": sha});
-            let got = fetch(shared, caller, "repoGetCombinedStatusByRef", args.clone()).await?;
-            let s = got.data;
-            let statuses = s["statuses"].as_array().cloned().unwrap_or_default();
-            let total = s["total_count"].as_u64().unwrap_or(statuses.len() as u64);
-            let mut v = json!({"sha": s["sha"], "state": s["state"], "total_count": total});
-            embed(
-                &mut v,
-                "statuses",
-                statuses,
-                total,
-                "gitea_repo_list_statuses_by_ref",
-                args,
-            );
-            Ok(Read::json(v))
-        }
-        Uri::Issue(owner, repo, index) => {
-            let args = json!({"owner": owner, "repo": repo, "index": index});
-            let issue = fetch(shared, caller, "issueGetIssue", args.clone())
-                .await?
-                .data;
-            let mut v = issue_fields(&issue);
-            recent_comments(shared, caller, &mut v, &issue, args).await?;
-            let body = issue["body"]
-                .as_str()
-                .map(str::to_string)
-                .filter(|b| !b.is_empty());
-            Ok(Read::with_markdown(v, body))
-        }
-        Uri::Comment(owner, repo, index, id) => {
-            let c = fetch(
-                shared,
-                caller,
-                "issueGetComment",
-                json!({"owner": owner, "repo": repo, "id": id}),
-            )
-            .await?
-            .data;
-            // A comment id is repository-wide: make sure it belongs to the issue in the URI.
-            let belongs = c["issue_url"].as_str().is_some_and(|u| {
-                u.trim_end_matches('/').rsplit('/').next() == Some(index.to_string().as_str())
-            }) || c.get("issue_url").is_none();
-            if !belongs {
-                return Err(ErrorData::new(
-                    ErrorCode(UPSTREAM_NOT_FOUND),
-                    format!("comment {id} does not belong to issue {index} of {owner}/{repo}"),
-                    None,
-                ));
-            }
-            let v = comment_fields(&c);
-            let body = c["body"]
-                .as_str()
-                .map(str::to_string)
-                .filter(|b| !b.is_empty());
-            Ok(Read::with_markdown(v, body))
-        }
-        Uri::Pull(owner, repo, index) => {
-            let args = json!({"owner": owner, "repo": repo, "index": index});
-            let pr = fetch(shared, caller, "repoGetPullRequest", args.clone())
-                .await?
-                .data;
-            let mut v = issue_fields(&pr);
-            for key in [
-                "merged",
-                "merged_at",
-                "merge_commit_sha",
-                "mergeable",
-                "review_comments",
-                "draft",
-                "allow_maintainer_edit",
-            ] {
-                v[key] = pr.get(key).cloned().unwrap_or(Value::Null);
-            }
-            v["merged_by"] = login(&pr["merged_by"]);
-            v["requested_reviewers"] = logins(&pr["requested_reviewers"]);
-            for side in ["head", "base"] {
-                v[side] = json!({
-                    "ref": pr[side]["ref"], "sha": pr[side]["sha"],
-                    "repo": pr[side].get("repo").and_then(|r| r.get("full_name")).cloned().unwrap_or(Value::Null),
-                    "repo_full_name": pr[side].get("repo").and_then(|r| r.get("full_name")).cloned().unwrap_or(Value::Null),
-                });
-            }
-            recent_comments(shared, caller, &mut v, &pr, args.clone()).await?;
-            let (reviews, total) = recent_reviews(shared, caller, &args).await?;
-            let reviews: Vec<Value> = reviews
-                .iter()
-                .map(|r| json!({"id": r["id"], "state": r["state"], "user": login(&r["user"]), "body": r["body"], "submitted_at": r["submitted_at"], "comments_count": r["comments_count"]}))
-                .collect();
-            v["review_count"] = json!(total);
-            v["reviews_count"] = json!(total);
-            embed(
-                &mut v,
-                "recent_reviews",
-                reviews.clone(),
-                total,
-                "gitea_pull_list_reviews",
-                args.clone(),
-            );
-            // The name of earlier versions, kept for clients that read it.
-            embed(
-                &mut v,
-                "reviews",
-                reviews,
-                total,
-                "gitea_pull_list_reviews",
-                args,
-            );
-            let body = pr["body"]
-                .as_str()
-                .map(str::to_string)
-                .filter(|b| !b.is_empty());
-            Ok(Read::with_markdown(v, body))
+        Parsed::Entity { template, params } => {
+            entity(shared, caller, &TEMPLATES[template], &params).await
         }
     }
 }
 
-/// Embeds the [`EMBEDDED_LIST_CAP`] most recent comments of an issue or pull request (Gitea
-/// answers all of them, oldest first, with the count in the entity).
-async fn recent_comments(
-    shared: &Shared,
-    caller: &Caller,
-    v: &mut Value,
-    entity: &Value,
-    args: Value,
-) -> Result<(), ErrorData> {
-    let comments = fetch(shared, caller, "issueGetComments", args.clone()).await?;
-    let list = comments.data.as_array().cloned().unwrap_or_default();
-    let total = entity["comments"]
-        .as_u64()
-        .unwrap_or(list.len() as u64)
-        .max(list.len() as u64)
-        .max(comments.total.unwrap_or(0));
-    let recent: Vec<Value> = list
+/// The arguments of `operation_id` from the URI's parameters (renamed where the template says;
+/// only those the operation takes).
+fn arguments(
+    catalog: &Catalog,
+    operation_id: &str,
+    t: &Template,
+    params: &[(&'static str, Param)],
+) -> Map<String, Value> {
+    let takes = |arg: &str| {
+        catalog
+            .get(operation_id)
+            .is_some_and(|a| a.params.iter().any(|p| p.name == arg))
+    };
+    params
         .iter()
-        .rev()
-        .take(EMBEDDED_LIST_CAP)
-        .rev()
-        .map(comment_fields)
-        .collect();
-    embed(
-        v,
-        "recent_comments",
-        recent,
-        total,
-        "gitea_issue_get_comments",
-        args,
-    );
-    Ok(())
+        .filter_map(|(name, value)| {
+            let arg = t
+                .renames
+                .iter()
+                .find(|(_, from)| from == name)
+                .map_or(*name, |(to, _)| *to);
+            takes(arg).then(|| (arg.to_string(), value.json()))
+        })
+        .collect()
 }
 
-/// The [`EMBEDDED_LIST_CAP`] most recent reviews of a pull request and their total. Reviews
-/// are paged oldest first, so past one page the last pages are read.
-async fn recent_reviews(
+async fn entity(
     shared: &Shared,
     caller: &Caller,
-    args: &Value,
-) -> Result<(Vec<Value>, u64), ErrorData> {
+    t: &'static Template,
+    params: &[(&'static str, Param)],
+) -> Result<Read, ResourceError> {
+    let missing = missing_operations(&shared.state.catalog, t);
+    if !missing.is_empty() {
+        return Err(ResourceError::Unavailable {
+            template: t.uri,
+            missing,
+        });
+    }
+    let catalog = &shared.state.catalog;
+    let args = arguments(catalog, t.read, t, params);
+    let main = fetch(shared, caller, t.read, args.clone()).await?;
+    let param = |name: &str| params.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+    if let (Some(field), Some(Param::Number(index)), Some(Param::Number(id))) =
+        (t.belongs_to_index, param("index"), param("id"))
+    {
+        let belongs = main
+            .data
+            .get(field)
+            .and_then(Value::as_str)
+            .is_none_or(|u| {
+                u.trim_end_matches('/').rsplit('/').next() == Some(index.to_string().as_str())
+            });
+        if !belongs {
+            let repo = match (param("owner"), param("repo")) {
+                (Some(Param::Name(o)), Some(Param::Name(r))) => format!("{o}/{r}"),
+                _ => String::new(),
+            };
+            return Err(ResourceError::NotOfIssue {
+                id: *id,
+                index: *index,
+                repo,
+            });
+        }
+    }
+    let mut v = pick(&main.data, t.fields);
+    for e in t.embeds {
+        let lister = match &e.from {
+            Source::Field { rest, .. } => {
+                rest.filter(|r| catalog.get(r).is_some()).unwrap_or(t.read)
+            }
+            Source::Read { operation_id, .. } => operation_id,
+        };
+        let list_args = arguments(catalog, lister, t, params);
+        let (items, total) = match &e.from {
+            Source::Field { path, total, .. } => {
+                let items = get_path(&main.data, path)
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let total = total
+                    .and_then(|f| main.data.get(f))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(items.len() as u64);
+                (items, total)
+            }
+            Source::Read {
+                operation_id,
+                total,
+                paged,
+            } => {
+                let (items, listed_total) = if *paged {
+                    recent_pages(shared, caller, operation_id, &list_args).await?
+                } else {
+                    let got = fetch(shared, caller, operation_id, list_args.clone()).await?;
+                    let items = got.data.as_array().cloned().unwrap_or_default();
+                    let n = items.len() as u64;
+                    (items, got.total.unwrap_or(n).max(n))
+                };
+                let counted = total
+                    .and_then(|f| main.data.get(f))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                (items, listed_total.max(counted))
+            }
+        };
+        let shown: Vec<Value> = if e.recent {
+            let skip = items.len().saturating_sub(EMBEDDED_LIST_CAP);
+            items[skip..].to_vec()
+        } else {
+            items.iter().take(EMBEDDED_LIST_CAP).cloned().collect()
+        };
+        let shown: Vec<Value> = if e.fields.is_empty() {
+            shown
+        } else {
+            shown.iter().map(|i| pick(i, e.fields)).collect()
+        };
+        for key in e.count_as {
+            v[*key] = json!(total);
+        }
+        let lister = catalog
+            .get(lister)
+            .map_or_else(|| lister.to_string(), |a| a.name.to_string());
+        embed(
+            &mut v,
+            e.key,
+            shown,
+            total,
+            &lister,
+            Value::Object(list_args),
+        );
+    }
+    for (alias, of) in EMBED_ALIASES {
+        if v.get(of).is_some() {
+            v[alias] = v[of].clone();
+            if let Some(more) = v.get(format!("{of}_more")).cloned() {
+                v[format!("{alias}_more")] = more;
+            }
+        }
+    }
+    let markdown = t
+        .markdown
+        .and_then(|p| get_path(&main.data, p))
+        .and_then(Value::as_str)
+        .filter(|b| !b.is_empty())
+        .map(str::to_string);
+    Ok(Read::new(v, markdown))
+}
+
+/// The [`EMBEDDED_LIST_CAP`] most recent items of a paged list (oldest first) and their total:
+/// past one page, the last pages are read.
+async fn recent_pages(
+    shared: &Shared,
+    caller: &Caller,
+    operation_id: &str,
+    args: &Map<String, Value>,
+) -> Result<(Vec<Value>, u64), ResourceError> {
     let page = |n: u64| {
         let mut a = args.clone();
-        a["limit"] = json!(EMBEDDED_LIST_CAP);
-        a["page"] = json!(n);
+        a.insert("limit".into(), json!(EMBEDDED_LIST_CAP));
+        a.insert("page".into(), json!(n));
         a
     };
-    let first = fetch(shared, caller, "repoListPullReviews", page(1)).await?;
+    let first = fetch(shared, caller, operation_id, page(1)).await?;
     let mut list = first.data.as_array().cloned().unwrap_or_default();
     let total = first.total.unwrap_or(list.len() as u64);
     let cap = EMBEDDED_LIST_CAP as u64;
@@ -634,7 +723,7 @@ async fn recent_reviews(
             if n == 1 {
                 tail.append(&mut list);
             } else {
-                let got = fetch(shared, caller, "repoListPullReviews", page(n)).await?;
+                let got = fetch(shared, caller, operation_id, page(n)).await?;
                 tail.extend(got.data.as_array().cloned().unwrap_or_default());
             }
         }
@@ -644,67 +733,52 @@ async fn recent_reviews(
     Ok((list.split_off(skip), total))
 }
 
-fn issue_fields(i: &Value) -> Value {
-    let mut v = pick(
-        i,
-        &[
-            "number",
-            "title",
-            "state",
-            "body",
-            "comments",
-            "created_at",
-            "updated_at",
-            "closed_at",
-            "due_date",
-            "html_url",
-            "is_locked",
-        ],
-    );
-    v["index"] = i.get("number").cloned().unwrap_or(Value::Null);
-    v["author"] = login(&i["user"]);
-    v["assignees"] = logins(&i["assignees"]);
-    v["labels"] = json!(
-        i["labels"]
-            .as_array()
-            .map(|ls| ls.iter().map(|l| l["name"].clone()).collect::<Vec<_>>())
-    );
-    v["milestone"] = i
-        .get("milestone")
-        .and_then(|m| m.get("title"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    v["comments_count"] = i.get("comments").cloned().unwrap_or(Value::Null);
-    v
+/// The value at a dot-separated path (no list mapping).
+fn get_path<'v>(v: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(v, |node, key| node.get(key))
 }
 
-fn comment_fields(c: &Value) -> Value {
-    let mut v = pick(c, &["id", "body", "created_at", "updated_at", "html_url"]);
-    v["author"] = login(&c["user"]);
-    v
+/// The value at a path where `key[]` maps the rest of the path over a list.
+fn select(v: &Value, path: &str) -> Option<Value> {
+    match path.split_once("[].") {
+        Some((list, rest)) => {
+            let items = get_path(v, list)?.as_array()?;
+            Some(Value::Array(
+                items
+                    .iter()
+                    .map(|i| select(i, rest).unwrap_or(Value::Null))
+                    .collect(),
+            ))
+        }
+        None => get_path(v, path).cloned(),
+    }
 }
 
-fn login(user: &Value) -> Value {
-    user.get("login").cloned().unwrap_or(Value::Null)
-}
-
-fn logins(users: &Value) -> Value {
-    json!(
-        users
-            .as_array()
-            .map(|us| us.iter().map(login).collect::<Vec<_>>())
-            .unwrap_or_default()
-    )
-}
-
-fn pick(v: &Value, keys: &[&str]) -> Value {
-    let mut out = Map::new();
-    for k in keys {
-        if let Some(x) = v.get(*k) {
-            out.insert((*k).to_string(), x.clone());
+/// The fields of `specs` out of `v` (see [`Template::fields`]); missing fields are skipped,
+/// fields through a missing object are `null`.
+fn pick(v: &Value, specs: &[&str]) -> Value {
+    let mut out = Value::Object(Map::new());
+    for spec in specs {
+        let (key, path) = spec.split_once('=').unwrap_or((spec, spec));
+        let value = match select(v, path) {
+            Some(x) => x,
+            None if path.contains('.') => Value::Null,
+            None => continue,
+        };
+        let mut node = &mut out;
+        let mut keys = key.split('.').peekable();
+        while let Some(k) = keys.next() {
+            if keys.peek().is_none() {
+                node[k] = value;
+                break;
+            }
+            if !node.get(k).is_some_and(Value::is_object) {
+                node[k] = Value::Object(Map::new());
+            }
+            node = &mut node[k];
         }
     }
-    Value::Object(out)
+    out
 }
 
 /// Embeds at most [`EMBEDDED_LIST_CAP`] entries; when there are more, a sentinel names the
@@ -734,70 +808,77 @@ struct Fetched {
     total: Option<u64>,
 }
 
-/// Runs a read action through the executor (policy, validation, bounds) and maps failures to
-/// resource errors.
+/// Runs a read action through the executor (policy, validation, bounds).
 async fn fetch(
     shared: &Shared,
     caller: &Caller,
     operation_id: &str,
-    arguments: Value,
-) -> Result<Fetched, ErrorData> {
+    arguments: Map<String, Value>,
+) -> Result<Fetched, ResourceError> {
     let call = Call {
         action: operation_id,
-        arguments: &arguments,
+        arguments: Value::Object(arguments),
         dry_run: false,
         confirm: None,
     };
-    let out = exec::call(shared.state.exec_env(), &shared.exec, caller, &call).await;
-    if !out.is_error {
-        return Ok(Fetched {
-            total: out
-                .structured
-                .pointer("/paging/total_count")
-                .and_then(Value::as_u64),
-            data: out.structured.get("data").cloned().unwrap_or(Value::Null),
-        });
+    match exec::call(shared.state.exec_env(), &shared.exec, caller, call).await {
+        Ok(done) => Ok(match done.body {
+            Shaped::Json { data, paging, .. } => Fetched {
+                total: paging.and_then(|p| p.total_count),
+                data,
+            },
+            _ => Fetched {
+                data: Value::Null,
+                total: None,
+            },
+        }),
+        Err(Refusal::Withheld { target, reason }) => {
+            Err(ResourceError::Withheld { target, reason })
+        }
+        Err(Refusal::Gitea {
+            status: 404,
+            message,
+            ..
+        }) => Err(ResourceError::NotFound { message }),
+        Err(other) => Err(ResourceError::Upstream(Box::new(other))),
     }
-    if out.structured.get("withheld").is_some() {
-        return Err(ErrorData::invalid_request(
-            out.text,
-            out.structured.get("withheld").cloned(),
-        ));
-    }
-    match out.status {
-        Some(404) => Err(ErrorData::new(
-            ErrorCode(UPSTREAM_NOT_FOUND),
-            format!("not found on the Gitea instance: {}", first_line(&out.text)),
-            None,
-        )),
-        Some(_) | None => Err(ErrorData::internal_error(
-            first_line(&out.text).to_string(),
-            out.structured.get("error").cloned(),
-        )),
-    }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn entity(uri: &str) -> (&'static str, Vec<(&'static str, Param)>) {
+        match parse(uri).unwrap() {
+            Parsed::Entity { template, params } => (TEMPLATES[template].uri, params),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn code(e: &ResourceError) -> i32 {
+        crate::render::resource::error_code(e)
+    }
+
     #[test]
     fn uris_are_checked_before_any_request() {
         assert_eq!(
-            parse("gitea://repo/alice/demo/pr/12").unwrap(),
-            Uri::Pull("alice".into(), "demo".into(), 12)
+            entity("gitea://repo/alice/demo/pr/12"),
+            (
+                "gitea://repo/{owner}/{repo}/pr/{index}",
+                vec![
+                    ("owner", Param::Name("alice".into())),
+                    ("repo", Param::Name("demo".into())),
+                    ("index", Param::Number(12)),
+                ]
+            )
         );
         assert_eq!(
-            parse("gitea://repo/alice/my%20repo").unwrap(),
-            Uri::Repo("alice".into(), "my repo".into())
+            entity("gitea://repo/alice/my%20repo").1[1],
+            ("repo", Param::Name("my repo".into()))
         );
         assert_eq!(
-            parse("gitea://repo/a/b/commit/ABCDEF1/status").unwrap(),
-            Uri::CommitStatus("a".into(), "b".into(), "abcdef1".into())
+            entity("gitea://repo/a/b/commit/ABCDEF1/status").1[2],
+            ("sha", Param::Name("abcdef1".into()))
         );
         for bad in [
             "gitea://repo/alice/demo/issue/x",
@@ -813,15 +894,32 @@ mod tests {
             "gitea://repo/alice/demo/issue/1/comment/abc",
         ] {
             let e = parse(bad).unwrap_err();
-            assert_eq!(e.code.0, -32602, "{bad}: {e:?}");
+            assert_eq!(code(&e), -32602, "{bad}: {e:?}");
         }
-        assert_eq!(
-            parse("http://x").unwrap_err().code,
-            ErrorCode::RESOURCE_NOT_FOUND
+        assert_eq!(code(&parse("http://x").unwrap_err()), -32002);
+        assert_eq!(code(&parse("gitea://nothing/here").unwrap_err()), -32002);
+    }
+
+    #[test]
+    fn fields_are_picked_by_path() {
+        let pr = json!({"number": 3, "user": {"login": "bob", "id": 9}, "labels": [{"name": "a"}, {"name": "b"}],
+            "head": {"ref": "f", "sha": "abc", "repo": {"full_name": "bob/x"}}, "milestone": null, "secret_field": 1});
+        let v = pick(
+            &pr,
+            &[
+                "index=number",
+                "author=user.login",
+                "labels=labels[].name",
+                "head.repo_full_name=head.repo.full_name",
+                "head.sha=head.sha",
+                "milestone=milestone.title",
+                "absent",
+            ],
         );
         assert_eq!(
-            parse("gitea://nothing/here").unwrap_err().code,
-            ErrorCode::RESOURCE_NOT_FOUND
+            v,
+            json!({"index": 3, "author": "bob", "labels": ["a", "b"],
+                "head": {"repo_full_name": "bob/x", "sha": "abc"}, "milestone": null})
         );
     }
 
@@ -862,23 +960,18 @@ mod tests {
             ],
         ) {
             match parse(&uri) {
-                Ok(u) => {
-                    let names = match &u {
-                        Uri::Owner(o) => vec![o.clone()],
-                        Uri::Repo(o, r) | Uri::Issue(o, r, _) | Uri::Pull(o, r, _)
-                        | Uri::Comment(o, r, _, _) | Uri::Commit(o, r, _) | Uri::CommitStatus(o, r, _) => {
-                            vec![o.clone(), r.clone()]
+                Ok(Parsed::Entity { params, .. }) => {
+                    for (_, p) in params {
+                        if let Param::Name(n) = p {
+                            proptest::prop_assert!(!n.contains('/') && n != ".." && !n.is_empty(), "{n:?}");
                         }
-                        Uri::Actions | Uri::Action(_) => vec![],
-                    };
-                    for n in names {
-                        proptest::prop_assert!(!n.contains('/') && n != ".." && !n.is_empty(), "{n:?}");
                     }
                 }
-                Err(e) => proptest::prop_assert!(
-                    e.code.0 == -32602 || e.code == ErrorCode::RESOURCE_NOT_FOUND,
-                    "{uri:?}: {e:?}"
-                ),
+                Ok(_) => {}
+                Err(e) => {
+                    let c = code(&e);
+                    proptest::prop_assert!(c == -32602 || c == -32002, "{uri:?}: {e:?}");
+                }
             }
         }
     }

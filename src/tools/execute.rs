@@ -1,10 +1,11 @@
 //! `gitea_execute_action`: validate, check policy, call Gitea.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{ToolOutput, bool_arg, check_known, object_args};
+use super::{ToolOutput, bool_arg, check_known};
 use crate::app::State;
-use crate::exec::{self, Call, Caller, Context, Outcome};
+use crate::exec::{self, Call, Caller, Context};
+use crate::render;
 
 /// The tool's name.
 pub const NAME: &str = "gitea_execute_action";
@@ -30,28 +31,22 @@ pub fn input_schema() -> Value {
     })
 }
 
-impl From<Outcome> for ToolOutput {
-    fn from(o: Outcome) -> ToolOutput {
-        ToolOutput {
-            text: o.text,
-            structured: o.structured,
-            is_error: o.is_error,
-            facts: o.facts,
-        }
-    }
-}
-
 /// Runs an execute call for `caller`.
-pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) -> ToolOutput {
-    let map = match object_args(args) {
-        Ok(m) => m,
-        Err(out) => return *out,
-    };
-    let map = &*map;
-    if let Err(e) = check_known(map, &["action", "arguments", "dry_run", "confirm"]) {
+pub async fn run(
+    state: &State,
+    ctx: &Context,
+    caller: &Caller,
+    mut args: Map<String, Value>,
+) -> ToolOutput {
+    if let Err(e) = check_known(&args, &["action", "arguments", "dry_run", "confirm"]) {
         return ToolOutput::error(e, json!({}));
     }
-    let action = match map.get("action") {
+    let dry_run = match bool_arg(&args, "dry_run") {
+        Ok(b) => b.unwrap_or(false),
+        Err(e) => return ToolOutput::error(e, json!({})),
+    };
+    let arguments = args.remove("arguments").unwrap_or(Value::Null);
+    let action = match args.get("action") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.as_str(),
         Some(other) if !other.is_string() => {
             return ToolOutput::error(
@@ -69,11 +64,7 @@ pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) ->
             );
         }
     };
-    let dry_run = match bool_arg(map, "dry_run") {
-        Ok(b) => b.unwrap_or(false),
-        Err(e) => return ToolOutput::error(e, json!({})),
-    };
-    let confirm = match map.get("confirm") {
+    let confirm = match args.get("confirm") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.as_str()),
         Some(other) => {
@@ -86,15 +77,12 @@ pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) ->
             );
         }
     };
-    let null = Value::Null;
-    let arguments = map.get("arguments").unwrap_or(&null);
     let call = Call {
         action,
         arguments,
         dry_run,
         confirm,
     };
-    exec::call(state.exec_env(), ctx, caller, &call)
-        .await
-        .into()
+    let result = exec::call(state.exec_env(), ctx, caller, call).await;
+    render::call::render(&result, ctx.config.limits.data_budget())
 }

@@ -1,8 +1,8 @@
 //! The dynamic surface's tools, independent of any transport.
 //!
-//! Each tool takes its JSON arguments and answers a [`ToolOutput`]: a compact text for the model,
-//! the same facts as structured JSON, and whether it is an error the model should act on. The
-//! MCP server, the HTTP gateway and the CLI wrap these functions; none re-implements them.
+//! Each tool takes its arguments (an object, checked once by the transport) and answers a
+//! [`ToolOutput`] rendered by `render`. The MCP server, the HTTP gateway and the CLI wrap these
+//! functions; none re-implements them.
 
 pub mod card;
 pub mod execute;
@@ -11,73 +11,7 @@ pub mod raw;
 
 use serde_json::Value;
 
-use crate::audit::{Facts, OutcomeKind};
-
-/// What a tool call answers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    /// Text for the model (compact, bounded).
-    pub text: String,
-    /// The same facts as JSON (`structuredContent`).
-    pub structured: Value,
-    /// True when the call failed in a way the model should read and fix.
-    pub is_error: bool,
-    /// What the audit log records about the call.
-    pub facts: Facts,
-}
-
-impl ToolOutput {
-    /// True for the answer to a tool the server does not offer.
-    pub fn is_unknown_tool(&self) -> bool {
-        matches!(&self.facts.kind, OutcomeKind::Denied(code) if code == crate::mcp::UNKNOWN_TOOL)
-    }
-
-    /// A successful answer.
-    pub fn ok(text: String, structured: Value) -> ToolOutput {
-        ToolOutput {
-            text,
-            structured,
-            is_error: false,
-            facts: Facts::default(),
-        }
-    }
-
-    /// An error the model can act on; `structured` carries `{"error": message, …}`.
-    pub fn error(message: impl Into<String>, mut structured: Value) -> ToolOutput {
-        let message = message.into();
-        if let Value::Object(map) = &mut structured {
-            map.insert("error".into(), Value::String(message.clone()));
-        } else {
-            structured = serde_json::json!({ "error": message });
-        }
-        ToolOutput {
-            text: message,
-            structured,
-            is_error: true,
-            facts: Facts {
-                kind: OutcomeKind::Error,
-                ..Facts::default()
-            },
-        }
-    }
-}
-
-/// The arguments of a tool call as an object (`null` counts as `{}`).
-pub(crate) fn object_args(
-    args: &Value,
-) -> Result<std::borrow::Cow<'_, serde_json::Map<String, Value>>, Box<ToolOutput>> {
-    match args {
-        Value::Object(m) => Ok(std::borrow::Cow::Borrowed(m)),
-        Value::Null => Ok(std::borrow::Cow::Owned(serde_json::Map::new())),
-        other => Err(Box::new(ToolOutput::error(
-            format!(
-                "arguments must be an object, got {}",
-                crate::outbound::clip(&other.to_string(), 100)
-            ),
-            serde_json::json!({}),
-        ))),
-    }
-}
+pub use crate::render::ToolOutput;
 
 /// Reads an optional unsigned integer argument within `min..=max`.
 pub(crate) fn int_arg(
@@ -130,8 +64,8 @@ pub(crate) fn check_known(
             let hint = known
                 .iter()
                 .filter(|_| key.len() <= 64)
-                .min_by_key(|k| edit_distance(k, key))
-                .filter(|k| edit_distance(k, key) <= 3)
+                .min_by_key(|k| strsim::levenshtein(k, key))
+                .filter(|k| strsim::levenshtein(k, key) <= 3)
                 .map(|k| format!(" (did you mean `{k}`?)"))
                 .unwrap_or_default();
             return Err(format!(
@@ -142,20 +76,4 @@ pub(crate) fn check_known(
         }
     }
     Ok(())
-}
-
-/// Levenshtein distance (small strings only).
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -1,10 +1,11 @@
 //! `gitea_api_request`: a raw call under `/api/v1`, held to the same policy as the actions.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{ToolOutput, bool_arg, check_known, object_args};
+use super::{ToolOutput, bool_arg, check_known};
 use crate::app::State;
 use crate::exec::{self, Caller, Context, RawCall};
+use crate::render;
 
 /// The tool's name.
 pub const NAME: &str = "gitea_api_request";
@@ -31,19 +32,25 @@ pub fn input_schema() -> Value {
 }
 
 /// Runs a raw request for `caller`.
-pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) -> ToolOutput {
-    let map = match object_args(args) {
-        Ok(m) => m,
-        Err(out) => return *out,
-    };
-    let map = &*map;
+pub async fn run(
+    state: &State,
+    ctx: &Context,
+    caller: &Caller,
+    mut args: Map<String, Value>,
+) -> ToolOutput {
     if let Err(e) = check_known(
-        map,
+        &args,
         &["method", "path", "query", "body", "dry_run", "confirm"],
     ) {
         return ToolOutput::error(e, json!({}));
     }
-    let text = |key: &str| match map.get(key) {
+    let dry_run = match bool_arg(&args, "dry_run") {
+        Ok(b) => b.unwrap_or(false),
+        Err(e) => return ToolOutput::error(e, json!({})),
+    };
+    let query = args.remove("query");
+    let body = args.remove("body");
+    let text = |key: &str| match args.get(key) {
         Some(Value::String(s)) => Ok(Some(s.as_str())),
         None | Some(Value::Null) => Ok(None),
         Some(other) => Err(format!(
@@ -56,19 +63,14 @@ pub async fn run(state: &State, ctx: &Context, caller: &Caller, args: &Value) ->
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return ToolOutput::error(e, json!({})),
         _ => return ToolOutput::error("`method` and `path` are required", json!({})),
     };
-    let dry_run = match bool_arg(map, "dry_run") {
-        Ok(b) => b.unwrap_or(false),
-        Err(e) => return ToolOutput::error(e, json!({})),
-    };
     let call = RawCall {
         method,
         path,
-        query: map.get("query"),
-        body: map.get("body"),
+        query,
+        body,
         dry_run,
         confirm,
     };
-    exec::raw_call(state.exec_env(), ctx, caller, &call)
-        .await
-        .into()
+    let result = exec::raw_call(state.exec_env(), ctx, caller, call).await;
+    render::call::render(&result, ctx.config.limits.data_budget())
 }

@@ -1,0 +1,97 @@
+//! Every word the model reads, written in one place.
+//!
+//! The executor, the search and the resource reader produce facts (`exec::CallResult`, search
+//! hits, entity JSON); this module turns them into the text and structured content a client
+//! receives, and is the one place where every answer is scrubbed of the call's secrets and
+//! fitted into `MAX_RESPONSE_BYTES` ([`finish`]). Audit facts and metric labels are conversions
+//! of the same typed results (`audit::Facts::of`), not parsed back from text.
+
+pub mod call;
+pub mod resource;
+
+use serde_json::Value;
+
+use crate::audit::{Facts, OutcomeKind};
+use crate::outbound::{self, Secrets};
+
+/// What a tool call answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Text for the model (compact, bounded).
+    pub text: String,
+    /// The same facts as JSON (`structuredContent`).
+    pub structured: Value,
+    /// True when the call failed in a way the model should read and fix.
+    pub is_error: bool,
+    /// What the audit log records about the call.
+    pub facts: Facts,
+}
+
+/// The code of an unknown tool in answers, metrics and audit records.
+pub const UNKNOWN_TOOL: &str = "unknown_tool";
+
+impl ToolOutput {
+    /// True for the answer to a tool the server does not offer.
+    pub fn is_unknown_tool(&self) -> bool {
+        matches!(&self.facts.kind, OutcomeKind::Denied(code) if code == UNKNOWN_TOOL)
+    }
+
+    /// True when a destructive call waits for its confirmation.
+    pub fn needs_confirmation(&self) -> bool {
+        self.facts.kind == OutcomeKind::ConfirmationRequired
+    }
+
+    /// A successful answer.
+    pub fn ok(text: String, structured: Value) -> ToolOutput {
+        ToolOutput {
+            text,
+            structured,
+            is_error: false,
+            facts: Facts::default(),
+        }
+    }
+
+    /// An error the model can act on; `structured` carries `{"error": message, …}`.
+    pub fn error(message: impl Into<String>, mut structured: Value) -> ToolOutput {
+        let message = message.into();
+        if let Value::Object(map) = &mut structured {
+            map.insert("error".into(), Value::String(message.clone()));
+        } else {
+            structured = serde_json::json!({ "error": message });
+        }
+        ToolOutput {
+            text: message,
+            structured,
+            is_error: true,
+            facts: Facts {
+                kind: OutcomeKind::Error,
+                ..Facts::default()
+            },
+        }
+    }
+}
+
+/// The answer to a tool the server does not offer; `offered` names a few that it does.
+pub fn unknown_tool(name: &str, offered: &[&str], more: bool) -> ToolOutput {
+    let mut out = ToolOutput::error(
+        format!(
+            "unknown tool {:?}. This server offers {}{}. To run a Gitea action, call gitea_find_action, then gitea_execute_action.",
+            outbound::clip(name, 100),
+            offered.join(", "),
+            if more { ", …" } else { "" }
+        ),
+        serde_json::json!({"code": UNKNOWN_TOOL}),
+    );
+    out.facts.kind = OutcomeKind::Denied(UNKNOWN_TOOL.into());
+    out
+}
+
+/// Scrubs `secrets` from an answer and fits it into `max` bytes (text and structured copy
+/// together): the last step before any answer leaves, on every surface.
+pub fn finish(out: &mut ToolOutput, secrets: &Secrets, max: usize) {
+    if let std::borrow::Cow::Owned(clean) = secrets.scrub_str(&out.text) {
+        out.text = clean;
+    }
+    secrets.scrub_value(&mut out.structured);
+    outbound::fit(&mut out.text, &mut out.structured, max);
+}

@@ -10,9 +10,10 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Context, ExecConfig, args, request};
+use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools;
 use criterion::{Criterion, criterion_group};
 use serde_json::json;
@@ -38,7 +39,7 @@ fn validate_and_build(c: &mut Criterion) {
         return;
     }
     let spec = app::load_spec_file(Path::new(SPEC), None).expect("spec");
-    let state = State::new(&spec, &config("http://127.0.0.1:9")).expect("state");
+    let state = State::new(&spec, &config("http://127.0.0.1:9").policy).expect("state");
     let action = state.catalog.get("gitea_issue_create").expect("action");
     let index = state.catalog.index_of(&action.name).expect("index");
     let arguments = json!({"owner": "alice", "repo": "demo", "body": {"title": "Flaky test", "body": "It fails on CI", "labels": [1, 2]}});
@@ -83,8 +84,8 @@ fn end_to_end() {
         fake.seed_repo("alice", "demo");
         let cfg = config(&fake.url());
         let spec = app::load_spec_file(Path::new(SPEC), None).expect("spec");
-        let state = State::new(&spec, &cfg).expect("state");
-        let ctx = Context::new(&cfg, ExecConfig::from_config(&cfg)).expect("context");
+        let state = State::new(&spec, &cfg.policy).expect("state");
+        let ctx = Context::new(&cfg, ExecConfig::from_config(&cfg), Default::default()).expect("context");
         let _ = rustls::crypto::ring::default_provider().install_default();
         let bare = reqwest::Client::new();
         let url = format!("{}/api/v1/repos/alice/demo", fake.url());

@@ -1,19 +1,18 @@
-//! Assembles the shared state from the configuration: document → catalog → policy.
-//!
-//! This is the only place that decides where the API description comes from, so every command
-//! and transport loads it the same way (and checks the same pin).
+//! Start-up: the one place where the API description is loaded (and its pin checked) and the
+//! whole [`App`] is assembled from the configuration, so every command and transport is wired
+//! the same way.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::catalog::{self, Catalog, Scope};
-use crate::config::Config;
-use crate::exec::Env;
-use crate::exec::args::Validators;
-use crate::gitea::{self, GiteaClient};
-use crate::policy::Policy;
-use crate::search::{self, LazyIndex, SearchIndex};
+use crate::audit::{self, AuditLog};
+use crate::config::{Config, Secret};
+use crate::exec::{self, Confirmations, Context, ExecConfig};
+use crate::gitea::{self, ClientConfig, GiteaClient};
+use crate::metrics::Metrics;
 use crate::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecSource};
+use crate::state::{self, State};
 
 /// Errors while assembling the state.
 #[derive(Debug, thiserror::Error)]
@@ -22,21 +21,18 @@ pub enum Error {
     /// Loading the document failed.
     #[error(transparent)]
     Spec(#[from] spec::Error),
-    /// Building the catalog failed.
+    /// Building the state (catalog, policy) failed.
     #[error(transparent)]
-    Catalog(#[from] catalog::Error),
+    State(#[from] state::Error),
     /// Talking to Gitea failed.
     #[error(transparent)]
     Gitea(#[from] gitea::Error),
-    /// Building the search index failed.
+    /// The executor could not be set up.
     #[error(transparent)]
-    Search(#[from] search::Error),
-    /// The policy settings name actions this document does not have.
-    #[error(
-        "DISABLED_TOOLS (--disabled-tools): {} match no action name, operationId or domain of this API description; fix the spelling, or set DISABLED_TOOLS_ALLOW_UNKNOWN=true to accept entries for other versions",
-        .0.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>().join(", ")
-    )]
-    UnknownDisabled(Vec<String>),
+    Exec(#[from] exec::Error),
+    /// The audit log could not be opened.
+    #[error(transparent)]
+    Audit(#[from] audit::Error),
 }
 
 /// A loaded document and where it came from.
@@ -56,7 +52,7 @@ pub const MAX_SPEC_BYTES: usize = 32 << 20;
 pub async fn load_spec(
     config: &Config,
     client: &GiteaClient,
-    token: Option<&crate::config::Secret>,
+    token: Option<&Secret>,
 ) -> Result<LoadedSpec, Error> {
     let source = SpecSource::choose(config.spec.as_deref(), Path::new(DEFAULT_PINNED_SPEC));
     let (bytes, pin_file) = match &source {
@@ -84,58 +80,95 @@ pub fn load_spec_file(path: &Path, pin: Option<&str>) -> Result<Spec, Error> {
     Ok(Spec::parse(&bytes)?)
 }
 
-/// The catalog, the policy over it and the search index: built once, shared by every session.
-#[derive(Debug)]
-pub struct State {
-    /// Every action of the document.
-    pub catalog: Arc<Catalog>,
-    /// The operator's filters applied to it.
-    pub policy: Policy,
-    /// The search index over the catalog.
-    pub index: Arc<LazyIndex>,
-    /// Compiled input schemas (compiled on first use).
-    pub validators: Validators,
+/// Loads the document and builds the [`State`] (for commands that call nothing: `find`,
+/// `catalog`, `eval`); warns about policy entries that match nothing.
+pub async fn load_state(config: &Config) -> Result<(State, LoadedSpec), Error> {
+    let client = GiteaClient::new(&ClientConfig::from_config(config), Arc::default())?;
+    let loaded = load_spec(config, &client, config.token.as_ref()).await?;
+    let state = State::new(&loaded.spec, &config.policy)?;
+    for w in state.policy.warnings() {
+        tracing::warn!("{w}");
+    }
+    Ok((state, loaded))
 }
 
-impl State {
-    /// Builds the catalog and applies the configured policy; the search index is built in the
-    /// background.
-    pub fn new(spec: &Spec, config: &Config) -> Result<State, Error> {
-        let catalog = Arc::new(Catalog::build(spec)?);
-        let policy = Policy::new(&catalog, &config.policy);
-        if !policy.unmatched_disabled().is_empty() && !config.policy.allow_unknown_disabled {
-            return Err(Error::UnknownDisabled(policy.unmatched_disabled().to_vec()));
+/// Everything a running server holds, assembled once and passed down: the state, the
+/// executor, the audit log and the metrics.
+#[derive(Debug)]
+pub struct App {
+    /// Catalog, policy, index, validators.
+    pub state: State,
+    /// The executor (client, settings, confirmations, the server's token).
+    pub exec: Context,
+    /// The audit log, if configured.
+    pub audit: Option<AuditLog>,
+    /// Counters and histograms for `/metrics`.
+    pub metrics: Arc<Metrics>,
+}
+
+/// How an [`App`] is assembled beyond the configuration.
+#[derive(Debug, Default)]
+pub struct Assembly {
+    /// How long start-up waits for the token's scopes (`None`: the client's own timeout).
+    pub scope_wait: Option<Duration>,
+    /// The confirmation store; by default one whose key dies with the process.
+    pub confirmations: Option<Confirmations>,
+}
+
+impl App {
+    /// Document → catalog → policy (restricted to the token's scopes when Gitea says what they
+    /// are) → index; the executor; the audit log.
+    pub async fn assemble(config: &Config, how: Assembly) -> Result<App, Error> {
+        let metrics = Arc::new(Metrics::default());
+        let mut exec = Context::new(config, ExecConfig::from_config(config), metrics.clone())?;
+        if let Some(c) = how.confirmations {
+            exec.confirmations = Arc::new(c);
         }
-        let index = LazyIndex::start(Arc::clone(&catalog));
-        let validators = Validators::new(&catalog);
-        Ok(State {
-            catalog,
-            policy,
-            index,
-            validators,
+        let loaded = load_spec(config, &exec.client, exec.server_token()).await?;
+        let mut state = State::new(&loaded.spec, &config.policy)?;
+        for w in state.policy.warnings() {
+            tracing::warn!("{w}");
+        }
+        let scopes = match how.scope_wait {
+            Some(wait) => tokio::time::timeout(wait, exec.token_scopes())
+                .await
+                .unwrap_or(None),
+            None => exec.token_scopes().await,
+        };
+        match scopes {
+            Some(scopes) => {
+                state.restrict_to_token_scopes(&scopes);
+                tracing::info!(scopes = %scopes.join(","), allowed = state.policy.allowed_count(), "token scopes applied");
+            }
+            None => tracing::info!(
+                "token scopes not readable; a 403 will be explained with the scope the route needs"
+            ),
+        }
+        let audit = config
+            .audit_log
+            .as_deref()
+            .map(AuditLog::open)
+            .transpose()?;
+        Ok(App {
+            state,
+            exec,
+            audit,
+            metrics,
         })
     }
 
-    /// The search index (waits for the background build on first use).
-    pub fn search_index(&self) -> Result<&SearchIndex, search::Error> {
-        self.index.wait()
-    }
-
-    /// Withholds the actions the token's scopes cannot reach (`scopes` as Gitea reports them;
-    /// `all` grants everything).
-    pub fn restrict_to_token_scopes(&mut self, scopes: &[String]) {
-        let all = scopes.iter().any(|s| s == "all");
-        let granted: Vec<Scope> = scopes.iter().filter_map(|s| Scope::parse(s)).collect();
-        self.policy.restrict_to_scopes(&self.catalog, &granted, all);
-    }
-
-    /// The borrowed view the executor needs.
-    pub fn exec_env(&self) -> Env<'_> {
-        Env {
-            catalog: &self.catalog,
-            policy: &self.policy,
-            validators: &self.validators,
-            index: &self.index,
-        }
+    /// An app over an already loaded document, without the scope probe (tests, benchmarks).
+    pub fn from_spec(spec: &Spec, config: &Config) -> Result<App, Error> {
+        let metrics = Arc::new(Metrics::default());
+        Ok(App {
+            state: State::new(spec, &config.policy)?,
+            exec: Context::new(config, ExecConfig::from_config(config), metrics.clone())?,
+            audit: config
+                .audit_log
+                .as_deref()
+                .map(AuditLog::open)
+                .transpose()?,
+            metrics,
+        })
     }
 }

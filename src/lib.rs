@@ -56,6 +56,7 @@ pub mod policy;
 pub mod render;
 pub mod search;
 pub mod spec;
+pub mod state;
 pub mod tools;
 
 /// How many cases a property test runs: `default`, or `PROPTEST_CASES` for a longer soak.

@@ -1,4 +1,5 @@
-//! Process-wide counters and a latency histogram, rendered as Prometheus text.
+//! Counters and a latency histogram, rendered as Prometheus text. One registry per server
+//! (`app::App::metrics`), handed to the parts that count.
 //!
 //! Plain atomics and a mutex-guarded map: a handful of series, updated a few times per request,
 //! do not need a metrics framework.
@@ -21,12 +22,6 @@ pub struct Metrics {
     upstream_buckets: [AtomicU64; BUCKETS.len()],
     upstream_count: AtomicU64,
     upstream_sum_micros: AtomicU64,
-}
-
-/// The process's registry.
-pub fn global() -> &'static Metrics {
-    static METRICS: std::sync::OnceLock<Metrics> = std::sync::OnceLock::new();
-    METRICS.get_or_init(Metrics::default)
 }
 
 fn bump<K: Ord>(map: &Mutex<BTreeMap<K, u64>>, key: K) {

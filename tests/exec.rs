@@ -12,10 +12,10 @@ mod support;
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use aegis_gitea_mcp::app::State;
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Caller, Context, ExecConfig};
 use aegis_gitea_mcp::spec::Spec;
+use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{self, ToolOutput};
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -98,8 +98,13 @@ impl Harness {
         };
         settings(&mut args);
         let config = Config::from_args(&args).expect("a valid configuration");
-        let state = State::new(spec, &config).expect("the state builds");
-        let ctx = Context::new(&config, ExecConfig::from_config(&config)).expect("an executor");
+        let state = State::new(spec, &config.policy).expect("the state builds");
+        let ctx = Context::new(
+            &config,
+            ExecConfig::from_config(&config),
+            Default::default(),
+        )
+        .expect("an executor");
         Some(Harness {
             fake,
             args,
@@ -116,7 +121,12 @@ impl Harness {
             ..self.args.clone()
         };
         let config = Config::from_args(&args).expect("a valid configuration");
-        Context::new(&config, ExecConfig::from_config(&config)).expect("an executor")
+        Context::new(
+            &config,
+            ExecConfig::from_config(&config),
+            Default::default(),
+        )
+        .expect("an executor")
     }
 
     fn record(&self, out: ToolOutput) -> ToolOutput {

@@ -21,8 +21,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use aegis_gitea_mcp::app::State;
-use aegis_gitea_mcp::audit::{AuditLog, GENESIS};
+use aegis_gitea_mcp::app::App;
+use aegis_gitea_mcp::audit::GENESIS;
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::http::auth::key_line;
@@ -175,13 +175,8 @@ fn default_gateway() -> GatewayConfig {
 /// The server the way `serve` builds it (minus the token-scope probe).
 fn server(setup: &Setup) -> Server {
     let config = Config::from_args(&setup.args).expect("a valid configuration");
-    let ctx = Context::new(&config, ExecConfig::from_config(&config)).expect("an executor");
-    let state = State::new(setup.spec, &config).expect("the state builds");
-    let audit = config
-        .audit_log
-        .as_deref()
-        .map(|t| AuditLog::open(t).expect("the audit log opens"));
-    Server::new(state, ctx, setup.surface, audit)
+    let app = App::from_spec(setup.spec, &config).expect("the app builds");
+    Server::new(app, setup.surface)
 }
 
 impl Gw {
@@ -211,18 +206,21 @@ impl Gw {
             surface: Surface::Dynamic,
         };
         tweak(&mut setup);
-        let (max_connections, header_timeout) =
-            (setup.gateway.max_connections, setup.gateway.header_timeout);
-        let router = aegis_gitea_mcp::http::router(server(&setup), setup.gateway)
-            .expect("the gateway builds");
+        let server = server(&setup);
+        let listening = aegis_gitea_mcp::http::Listening {
+            max_connections: setup.gateway.max_connections,
+            header_timeout: setup.gateway.header_timeout,
+            metrics: server.app().metrics.clone(),
+        };
+        let router =
+            aegis_gitea_mcp::http::router(server, setup.gateway).expect("the gateway builds");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
         // The binary's own accept loop (header timeout, connection cap).
         let task = tokio::spawn(async move {
-            let _ = aegis_gitea_mcp::http::serve(router, listener, max_connections, header_timeout)
-                .await;
+            let _ = aegis_gitea_mcp::http::serve(router, listener, listening).await;
         });
         Gw {
             fake,
@@ -2772,7 +2770,12 @@ async fn service_reads_from_gitea_are_bounded() {
         ..GlobalArgs::default()
     })
     .unwrap();
-    let ctx = Context::new(&config, ExecConfig::from_config(&config)).unwrap();
+    let ctx = Context::new(
+        &config,
+        ExecConfig::from_config(&config),
+        Default::default(),
+    )
+    .unwrap();
     gw.fake
         .inject(Fault::HugeBody { bytes: 5 << 20 }.on("GET", "/token"));
     assert_eq!(ctx.token_scopes().await, None);

@@ -27,11 +27,11 @@ mod support_prism;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aegis_gitea_mcp::app::State;
 use aegis_gitea_mcp::catalog::{Action, Catalog};
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::spec::Spec;
+use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{ToolOutput, execute};
 use serde_json::{Value, json};
 use support_prism::{Exchange, Judgement, RecordingProxy, describe, judge, minimal_arguments};
@@ -78,7 +78,7 @@ async fn worker(
     let config = config_for(&proxy.url);
     let mut exec_cfg = ExecConfig::from_config(&config);
     exec_cfg.confirm_destructive = false;
-    let ctx = Context::new(&config, exec_cfg)
+    let ctx = Context::new(&config, exec_cfg, Default::default())
         .unwrap_or_else(|e| panic!("execution context for {}: {e}", proxy.url));
     let mut out = Vec::new();
     loop {
@@ -182,7 +182,7 @@ async fn every_action_is_accepted_by_prism() {
         .ok();
     require_prism(&prism_url, "before the run").await;
     canary(&prism_url).await;
-    let state = State::new(&spec, &config_for(&prism_url)).expect("state");
+    let state = State::new(&spec, &config_for(&prism_url).policy).expect("state");
     let actions = state.catalog.actions();
     let started = Instant::now();
     let next = AtomicUsize::new(0);

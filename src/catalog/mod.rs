@@ -8,6 +8,7 @@ mod inventory;
 mod naming;
 mod schema;
 mod scopes;
+mod validators;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,6 +20,7 @@ pub use inventory::render_inventory;
 pub use naming::{MAX_NAME_LEN, domain_for_path, overridden_operation_ids, split_words};
 pub use schema::{BODY_ARG, NAME_PARAMS, NAME_PATTERN, SUDO_ARG};
 pub use scopes::{Access, Scope, ScopeCategory, ScopeRequirement, scopes_for};
+pub use validators::Validators;
 
 pub use crate::spec::{CollectionFormat, HttpMethod, ParamLocation, ResponseKind};
 use crate::spec::{Operation, Spec, clean_text};

@@ -1,9 +1,8 @@
 //! `aegis-gitea-mcp call`: the execute tool from the command line, for scripts.
 
-use aegis_gitea_mcp::app::{self, State};
-use aegis_gitea_mcp::audit::AuditLog;
+use aegis_gitea_mcp::app::{App, Assembly};
 use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::exec::{Confirmations, Context, ExecConfig};
+use aegis_gitea_mcp::exec::{CONFIRM_TTL, Confirmations};
 use aegis_gitea_mcp::mcp::{CallOrigin, Server, Surface};
 use aegis_gitea_mcp::tools;
 use serde_json::{Value, json};
@@ -37,7 +36,6 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
         )
         .into());
     }
-    let mut ctx = Context::new(config, ExecConfig::from_config(config))?;
     // One process issues the token, a later one redeems it: the key derives from the
     // configured instance and credentials, and used tokens are remembered in a file.
     let key_material = format!(
@@ -53,22 +51,16 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
         "aegis-gitea-mcp-confirmations-{}",
         &aegis_gitea_mcp::spec::sha256_hex(key_material.as_bytes())[..16]
     ));
-    ctx.confirmations = std::sync::Arc::new(Confirmations::persistent(
-        ctx.config.confirm_ttl,
-        &key_material,
-        used_file,
-    ));
-    let loaded = app::load_spec(config, &ctx.client, ctx.server_token()).await?;
-    let mut state = State::new(&loaded.spec, config)?;
-    if let Some(scopes) = ctx.token_scopes().await {
-        state.restrict_to_token_scopes(&scopes);
-    }
-    let audit = match &config.audit_log {
-        Some(target) => Some(AuditLog::open(target)?),
-        None => None,
+    let how = Assembly {
+        scope_wait: None,
+        confirmations: Some(Confirmations::persistent(
+            CONFIRM_TTL,
+            &key_material,
+            used_file,
+        )),
     };
     // The same entry point as every transport: audit, scrubbing and bounds included.
-    let server = Server::new(state, ctx, Surface::Dynamic, audit);
+    let server = Server::new(App::assemble(config, how).await?, Surface::Dynamic);
     let mut input = serde_json::Map::new();
     input.insert("action".into(), json!(args.action));
     input.insert("arguments".into(), arguments);

@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 
-use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::{Action, Domain, render_inventory};
 use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::gitea::{ClientConfig, GiteaClient};
 use aegis_gitea_mcp::policy::Decision;
 use aegis_gitea_mcp::spec::SpecSource;
 use anyhow::Context;
@@ -61,12 +60,7 @@ pub async fn run(config: &Config, args: &CatalogArgs) -> anyhow::Result<Exit> {
         })?),
         None => None,
     };
-    let client = GiteaClient::new(&ClientConfig::from_config(config))?;
-    let loaded = app::load_spec(config, &client, config.token.as_ref()).await?;
-    let state = State::new(&loaded.spec, config)?;
-    for w in state.policy.warnings() {
-        tracing::warn!("{w}");
-    }
+    let (state, loaded) = app::load_state(config).await?;
     if args.write_docs || args.check_docs {
         let label = match &loaded.source {
             SpecSource::File(p) => p

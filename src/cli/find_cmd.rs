@@ -3,11 +3,11 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use aegis_gitea_mcp::app::{self, State};
+use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::{Catalog, Domain};
 use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::gitea::{ClientConfig, GiteaClient};
 use aegis_gitea_mcp::search::{self, SearchIndex, SearchOptions};
+use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools;
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -54,9 +54,7 @@ pub struct EvalArgs {
 }
 
 async fn load(config: &Config) -> anyhow::Result<State> {
-    let client = GiteaClient::new(&ClientConfig::from_config(config))?;
-    let loaded = app::load_spec(config, &client, config.token.as_ref()).await?;
-    Ok(State::new(&loaded.spec, config)?)
+    Ok(app::load_state(config).await?.0)
 }
 
 /// The tool's answer for one query, as one JSON object.

@@ -73,7 +73,9 @@ impl Exit {
     pub fn from_error(e: &anyhow::Error) -> Exit {
         let settings = matches!(
             e.downcast_ref::<aegis_gitea_mcp::app::Error>(),
-            Some(aegis_gitea_mcp::app::Error::UnknownDisabled(_))
+            Some(aegis_gitea_mcp::app::Error::State(
+                aegis_gitea_mcp::state::Error::UnknownDisabled(_)
+            ))
         );
         if settings
             || e.downcast_ref::<config::Error>().is_some()

@@ -3,10 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use aegis_gitea_mcp::app::{self, State};
-use aegis_gitea_mcp::audit::AuditLog;
+use aegis_gitea_mcp::app::{App, Assembly};
 use aegis_gitea_mcp::config::{self, Config};
-use aegis_gitea_mcp::exec::{Context, ExecConfig};
 use aegis_gitea_mcp::http::{ApiKeys, AuthMode, GatewayConfig};
 use aegis_gitea_mcp::mcp::http::HttpOptions;
 use aegis_gitea_mcp::mcp::{self, Server, Surface};
@@ -120,30 +118,14 @@ pub struct ServeArgs {
     trusted_proxies: Option<String>,
 }
 
-/// Builds the server: document → catalog → policy (with the token's scopes) → index.
+/// Builds the server: the app (see `app::App::assemble`) over the chosen surface. A slow
+/// instance holds start-up up for at most three seconds while the token's scopes are read.
 pub async fn build(config: &Config, surface: Surface) -> anyhow::Result<Server> {
-    let ctx = Context::new(config, ExecConfig::from_config(config))?;
-    let loaded = app::load_spec(config, &ctx.client, ctx.server_token()).await?;
-    let mut state = State::new(&loaded.spec, config)?;
-    for w in state.policy.warnings() {
-        tracing::warn!("{w}");
-    }
-    // Withhold what the token cannot reach, when Gitea says what that is. A slow instance does
-    // not hold up start-up for long.
-    match tokio::time::timeout(Duration::from_secs(3), ctx.token_scopes()).await {
-        Ok(Some(scopes)) => {
-            state.restrict_to_token_scopes(&scopes);
-            tracing::info!(scopes = %scopes.join(","), allowed = state.policy.allowed_count(), "token scopes applied");
-        }
-        _ => tracing::info!(
-            "token scopes not readable; a 403 will be explained with the scope the route needs"
-        ),
-    }
-    let audit = match &config.audit_log {
-        Some(target) => Some(AuditLog::open(target)?),
-        None => None,
+    let how = Assembly {
+        scope_wait: Some(Duration::from_secs(3)),
+        ..Assembly::default()
     };
-    Ok(Server::new(state, ctx, surface, audit))
+    Ok(Server::new(App::assemble(config, how).await?, surface))
 }
 
 impl ServeArgs {
@@ -320,12 +302,16 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
         mcp::serve_stdio(server).await?;
         return Ok(Exit::Ok);
     };
-    let (max_connections, header_timeout) = (gateway.max_connections, gateway.header_timeout);
+    let listening = aegis_gitea_mcp::http::Listening {
+        max_connections: gateway.max_connections,
+        header_timeout: gateway.header_timeout,
+        metrics: server.app().metrics.clone(),
+    };
     let router =
         aegis_gitea_mcp::http::router(server, gateway).map_err(|e| UsageError(e.to_string()))?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    aegis_gitea_mcp::http::serve(router, listener, max_connections, header_timeout).await?;
+    aegis_gitea_mcp::http::serve(router, listener, listening).await?;
     Ok(Exit::Ok)
 }

@@ -29,7 +29,7 @@ pub enum SpecCommand {
 }
 
 pub async fn run(config: &Config, cmd: &SpecCommand) -> anyhow::Result<Exit> {
-    let client = GiteaClient::new(&ClientConfig::from_config(config))?;
+    let client = GiteaClient::new(&ClientConfig::from_config(config), Default::default())?;
     let token = config.token.as_ref();
     match cmd {
         SpecCommand::Pin { output } => pin(&client, token, output).await,

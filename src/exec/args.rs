@@ -1,12 +1,11 @@
 //! Checking an action's arguments before any request: the unambiguous fixes models need, then
 //! JSON Schema validation with errors a model can act on in one step.
 
-use std::sync::OnceLock;
-
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
-use crate::catalog::{Action, BODY_ARG, Catalog, ParamLocation, SUDO_ARG};
+pub use crate::catalog::Validators;
+use crate::catalog::{Action, BODY_ARG, ParamLocation, SUDO_ARG};
 
 /// Arguments that passed validation. Only [`validate`] makes one, so a request can never be
 /// built from unchecked input.
@@ -87,30 +86,6 @@ pub struct Usage {
     pub values: Vec<String>,
     /// Must be given.
     pub required: bool,
-}
-
-/// Compiled input schemas, one per action, compiled on first use and kept.
-#[derive(Debug)]
-pub struct Validators {
-    compiled: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
-}
-
-impl Validators {
-    /// Room for every action of `catalog`.
-    pub fn new(catalog: &Catalog) -> Validators {
-        Validators {
-            compiled: (0..catalog.len()).map(|_| OnceLock::new()).collect(),
-        }
-    }
-
-    fn get(&self, index: usize, action: &Action) -> Result<&jsonschema::Validator, String> {
-        let cell = self.compiled.get(index).ok_or("unknown action index")?;
-        cell.get_or_init(|| {
-            jsonschema::validator_for(&action.input_schema).map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| format!("the input schema of {} does not compile: {e}", action.name))
-    }
 }
 
 /// Applies the fixes models commonly need where the intent is unambiguous:
@@ -354,9 +329,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn fixture() -> Catalog {
+    fn fixture() -> crate::catalog::Catalog {
         let bytes = std::fs::read(crate::testing::FIXTURE).unwrap();
-        Catalog::build(&crate::spec::Spec::parse(&bytes).unwrap()).unwrap()
+        crate::catalog::Catalog::build(&crate::spec::Spec::parse(&bytes).unwrap()).unwrap()
     }
 
     proptest! {

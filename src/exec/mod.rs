@@ -21,8 +21,10 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
 use crate::config::{Config, Secret};
 use crate::gitea::{self, Body, ClientConfig, GiteaClient, Request};
-use crate::policy::{Allowed, Policy};
-use crate::search::{LazyIndex, SearchOptions};
+use crate::metrics::Metrics;
+use crate::policy::Allowed;
+use crate::search::SearchOptions;
+use crate::state::State;
 pub use args::{ValidatedArgs, Validators};
 pub use confirm::Confirmations;
 pub use outcome::{
@@ -170,9 +172,9 @@ pub struct Context {
 pub const SMALL_READ_LIMIT: usize = 64 * 1024;
 
 impl Context {
-    /// Builds the executor.
-    pub fn new(config: &Config, exec: ExecConfig) -> Result<Context, Error> {
-        let client = GiteaClient::new(&ClientConfig::from_config(config))?;
+    /// Builds the executor; the client records upstream latency in `metrics`.
+    pub fn new(config: &Config, exec: ExecConfig, metrics: Arc<Metrics>) -> Result<Context, Error> {
+        let client = GiteaClient::new(&ClientConfig::from_config(config), metrics)?;
         let confirmations = Arc::new(Confirmations::new(exec.confirm_ttl)?);
         Ok(Context {
             client,
@@ -220,19 +222,6 @@ impl Context {
     }
 }
 
-/// What the executor reads from the shared state.
-#[derive(Debug, Clone, Copy)]
-pub struct Env<'a> {
-    /// The catalog.
-    pub catalog: &'a Catalog,
-    /// The policy over it.
-    pub policy: &'a Policy,
-    /// Compiled input schemas.
-    pub validators: &'a Validators,
-    /// The search index (for suggestions).
-    pub index: &'a LazyIndex,
-}
-
 /// One call of an action. The arguments travel by value from the transport to the request:
 /// checked to be an object once (in validation), coerced in place, never copied.
 #[derive(Debug, Clone)]
@@ -255,14 +244,14 @@ fn echo(s: &str) -> String {
 }
 
 /// Runs one call of an action for `caller`.
-pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: Call<'_>) -> CallResult {
-    let Some(action) = env.catalog.get(call.action) else {
-        return Err(unknown_action(env, call.action));
+pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>) -> CallResult {
+    let Some(action) = state.catalog.get(call.action) else {
+        return Err(unknown_action(state, call.action));
     };
-    let Some(index) = env.catalog.index_of(&action.name) else {
-        return Err(unknown_action(env, call.action));
+    let Some(index) = state.catalog.index_of(&action.name) else {
+        return Err(unknown_action(state, call.action));
     };
-    let allowed = env
+    let allowed = state
         .policy
         .check(index)
         .map_err(|reason| Refusal::Withheld {
@@ -270,7 +259,7 @@ pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: Call<'_>) 
             reason,
         })?;
     let args =
-        args::validate(env.validators, index, action, call.arguments).map_err(|problems| {
+        args::validate(&state.validators, index, action, call.arguments).map_err(|problems| {
             Refusal::InvalidArguments {
                 action: action.name.clone(),
                 problems,
@@ -289,7 +278,7 @@ pub async fn call(env: Env<'_>, ctx: &Context, caller: &Caller, call: Call<'_>) 
         digest: &digest,
     };
     gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
-    let check_with = read_back(env.catalog, action);
+    let check_with = read_back(&state.catalog, action);
     send(
         ctx,
         caller,
@@ -337,7 +326,7 @@ pub struct RawCall<'a> {
 
 /// Runs one raw request for `caller` under the same policy as the actions.
 pub async fn raw_call(
-    env: Env<'_>,
+    state: &State,
     ctx: &Context,
     caller: &Caller,
     call: RawCall<'_>,
@@ -356,9 +345,9 @@ pub async fn raw_call(
         method,
         path: path.clone(),
     };
-    let (allowed, action) = match raw::match_action(env.catalog, method, &path) {
+    let (allowed, action) = match raw::match_action(&state.catalog, method, &path) {
         Some((i, action)) => {
-            let allowed = env.policy.check(i).map_err(|reason| Refusal::Withheld {
+            let allowed = state.policy.check(i).map_err(|reason| Refusal::Withheld {
                 target: action.name.to_string(),
                 reason,
             })?;
@@ -368,12 +357,10 @@ pub async fn raw_call(
             return Err(Refusal::UnknownPath { request: line });
         }
         None => {
-            let allowed =
-                raw::judge_unknown(env.catalog, env.policy, method, &path).map_err(|reason| {
-                    Refusal::Withheld {
-                        target: format!("{method} {path}"),
-                        reason,
-                    }
+            let allowed = raw::judge_unknown(&state.catalog, &state.policy, method, &path)
+                .map_err(|reason| Refusal::Withheld {
+                    target: format!("{method} {path}"),
+                    reason,
                 })?;
             (allowed, None)
         }
@@ -428,7 +415,7 @@ pub async fn raw_call(
         digest: &digest,
     };
     gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
-    let check_with = action.and_then(|a| read_back(env.catalog, a));
+    let check_with = action.and_then(|a| read_back(&state.catalog, a));
     send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await
 }
 
@@ -615,14 +602,14 @@ fn scalar(v: &Value) -> String {
     }
 }
 
-fn unknown_action(env: Env<'_>, name: &str) -> Refusal {
+fn unknown_action(state: &State, name: &str) -> Refusal {
     let name = echo(name);
     let text = name.replace(['_', '-'], " ");
     let options = SearchOptions {
         limit: 5,
         ..SearchOptions::default()
     };
-    let hits = env
+    let hits = state
         .index
         .wait()
         .and_then(|index| index.search(&text, &options))
@@ -631,7 +618,7 @@ fn unknown_action(env: Env<'_>, name: &str) -> Refusal {
         name,
         suggestions: hits
             .iter()
-            .map(|h| env.catalog.actions()[h.action].name.clone())
+            .map(|h| state.catalog.actions()[h.action].name.clone())
             .collect(),
     }
 }

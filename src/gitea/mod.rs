@@ -22,6 +22,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use tokio::sync::Semaphore;
 
 use crate::config::{Config, Secret};
+use crate::metrics::Metrics;
 use crate::spec::HttpMethod;
 
 /// The API prefix every request path is relative to.
@@ -202,6 +203,7 @@ pub struct GiteaClient {
     base: reqwest::Url,
     permits: Arc<Semaphore>,
     retries: u32,
+    metrics: Arc<Metrics>,
 }
 
 /// One HTTP exchange, before redirects are resolved.
@@ -214,8 +216,8 @@ struct Exchange<'a> {
 }
 
 impl GiteaClient {
-    /// Builds the client.
-    pub fn new(config: &ClientConfig) -> Result<GiteaClient, Error> {
+    /// Builds the client; it records the latency of every request in `metrics`.
+    pub fn new(config: &ClientConfig, metrics: Arc<Metrics>) -> Result<GiteaClient, Error> {
         install_crypto_provider();
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
@@ -250,6 +252,7 @@ impl GiteaClient {
             base: config.base.clone(),
             permits: Arc::new(Semaphore::new(config.max_concurrency)),
             retries: config.retries,
+            metrics,
         })
     }
 
@@ -360,7 +363,7 @@ impl GiteaClient {
                 };
                 self.exchange(exchange, req.method.is_read(), limit).await
             };
-            crate::metrics::global().upstream(started.elapsed());
+            self.metrics.upstream(started.elapsed());
             let wait = match &outcome {
                 Ok(resp) if matches!(resp.status, 429 | 502 | 503 | 504) => {
                     retry_after(resp).unwrap_or_else(|| backoff(attempt))

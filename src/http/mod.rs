@@ -470,7 +470,10 @@ async fn guard(State(g): State<Arc<Gateway>>, mut req: Request, next: Next) -> R
         }
         Err(r) => r,
     };
-    crate::metrics::global().http_request(route.label(), response.status().as_u16());
+    g.server
+        .app()
+        .metrics
+        .http_request(route.label(), response.status().as_u16());
     tracing::debug!(
         route = route.label(),
         status = response.status().as_u16(),
@@ -518,7 +521,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         g.auth_failures.retain_recent();
     }
     if let Err(not_until) = g.per_ip.check_key(&ip) {
-        crate::metrics::global().rate_limited("ip");
+        g.server.app().metrics.rate_limited("ip");
         return Err(too_many(
             not_until.wait_time_from(DefaultClock::default().now()),
             "per address",
@@ -541,7 +544,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         return Ok(Caller::new(who, Credential::Server));
     }
     if let Some(wait) = g.blocked_for(ip) {
-        crate::metrics::global().rate_limited("auth_failures");
+        g.server.app().metrics.rate_limited("auth_failures");
         return Err(too_many(wait, "failed authentications"));
     }
     let identity = match (&facts.presented, g.cfg.auth_mode) {
@@ -554,7 +557,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
                 Caller::new(label, Credential::Server).with_presented(Secret::new(v.clone()))
             }),
         (Presented::Value(v), AuthMode::GiteaToken) => {
-            match g.tokens.verify(&g.server.shared().exec.client, v).await {
+            match g.tokens.verify(&g.server.app().exec.client, v).await {
                 TokenCheck::User(login) => {
                     Some(Caller::new(login, Credential::Own(Secret::new(v.clone()))))
                 }
@@ -572,7 +575,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
     };
     let Some(caller) = identity else {
         if let Err(not_until) = g.auth_failures.check_key(&ip) {
-            crate::metrics::global().rate_limited("auth_failures");
+            g.server.app().metrics.rate_limited("auth_failures");
             let wait = not_until.wait_time_from(DefaultClock::default().now());
             g.block(ip, wait);
             return Err(too_many(wait, "failed authentications"));
@@ -580,7 +583,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         return Err(unauthorized(g.cfg.auth_mode));
     };
     if let Err(not_until) = g.per_credential.check_key(&caller.principal().to_string()) {
-        crate::metrics::global().rate_limited("credential");
+        g.server.app().metrics.rate_limited("credential");
         return Err(too_many(
             not_until.wait_time_from(DefaultClock::default().now()),
             "per credential",
@@ -624,16 +627,30 @@ async fn check_sessions(g: &Gateway, opens_session: bool, owner: &str) -> Result
     Ok(())
 }
 
+/// How the accept loop treats connections.
+#[derive(Debug, Clone)]
+pub struct Listening {
+    /// Most open connections at once (more are closed as they arrive).
+    pub max_connections: usize,
+    /// Time to send a request's headers, and to stay idle between requests.
+    pub header_timeout: Duration,
+    /// Where refused connections are counted.
+    pub metrics: Arc<crate::metrics::Metrics>,
+}
+
 /// Serves `router` on `listener` until the process is interrupted: HTTP/1.1 with a time limit
 /// for each request's headers that also closes connections idle between requests (slow or
-/// silent clients cannot hold sockets), and at most `max_connections` open at once (more are
-/// closed as they arrive).
+/// silent clients cannot hold sockets), and a cap on open connections.
 pub async fn serve(
     router: Router,
     listener: tokio::net::TcpListener,
-    max_connections: usize,
-    header_timeout: Duration,
+    listening: Listening,
 ) -> std::io::Result<()> {
+    let Listening {
+        max_connections,
+        header_timeout,
+        metrics,
+    } = listening;
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower::ServiceExt as _;
 
@@ -655,7 +672,7 @@ pub async fn serve(
             _ = &mut interrupt => break,
         };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
-            crate::metrics::global().rate_limited("connections");
+            metrics.rate_limited("connections");
             drop(stream);
             continue;
         };
@@ -703,7 +720,7 @@ async fn health(State(g): State<Arc<Gateway>>) -> Response {
     let (status, body) = match fresh {
         Some((_, status, body)) => (status, body),
         None => {
-            let exec = &g.server.shared().exec;
+            let exec = &g.server.app().exec;
             let (status, body) = match exec
                 .client
                 .get_bytes(
@@ -798,8 +815,8 @@ async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
     .into_response()
 }
 
-async fn metrics() -> Response {
-    let mut r = Response::new(Body::from(crate::metrics::global().render()));
+async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
+    let mut r = Response::new(Body::from(g.server.app().metrics.render()));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),

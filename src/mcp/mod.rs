@@ -2,8 +2,8 @@
 //! is deprecated by SEP-2577; logs go to stderr.)
 //!
 //! One [`Server`] serves every transport (stdio, streamable HTTP); the transports only choose
-//! how bytes move. The heavy state (catalog, index, validators, HTTP client) is built once and
-//! shared through an `Arc`; a session costs one clone of that pointer.
+//! how bytes move. The [`App`] (catalog, index, validators, executor, audit, metrics) is built
+//! once and shared through an `Arc`; a session costs a clone of that pointer.
 //!
 //! Surfaces: the *dynamic* surface offers three tools (find, execute, raw request); the
 //! *individual* surface offers one tool per allowed action, projected from the same catalog and
@@ -26,9 +26,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use crate::app::State;
-use crate::audit::{AuditLog, Entry, Facts, OutcomeKind};
-use crate::exec::{Call, Caller, Context};
+use crate::app::App;
+use crate::audit::{Entry, Facts, OutcomeKind};
+use crate::exec::{Call, Caller};
 use crate::outbound::{self, Secrets};
 use crate::render;
 use crate::tools::{self, ToolOutput};
@@ -68,20 +68,6 @@ Results with isError are feedback: read them, fix the arguments and call again. 
 actions first answer with a preview and a confirm token; repeat the same call with \"confirm\" \
 to proceed. Lists are paged: the answer gives the arguments for the next page.";
 
-/// Everything a session needs, shared by all sessions.
-#[derive(Debug)]
-pub struct Shared {
-    /// Catalog, policy, index, validators.
-    pub state: State,
-    /// The executor (client, settings, confirmations).
-    pub exec: Context,
-    /// The offered surface.
-    pub surface: Surface,
-    /// The audit log, if configured.
-    pub audit: Option<AuditLog>,
-    tools: Vec<Tool>,
-}
-
 /// Who made a call and how it arrived.
 #[derive(Debug, Clone)]
 pub struct CallOrigin {
@@ -103,35 +89,33 @@ impl CallOrigin {
 
 pub use crate::render::UNKNOWN_TOOL;
 
-/// The MCP server (cheap to clone: one `Arc`).
+/// The MCP server (cheap to clone: two `Arc`s).
 #[derive(Debug, Clone)]
 pub struct Server {
-    shared: Arc<Shared>,
+    app: Arc<App>,
+    surface: Surface,
+    tools: Arc<[Tool]>,
 }
 
 impl Server {
-    /// A server over `state` and `exec`, offering `surface`, recording calls in `audit`.
-    pub fn new(state: State, exec: Context, surface: Surface, audit: Option<AuditLog>) -> Server {
-        let tools = tool_list(&state, &exec, surface);
+    /// A server over `app` offering `surface`.
+    pub fn new(app: App, surface: Surface) -> Server {
+        let tools = tool_list(&app, surface).into();
         Server {
-            shared: Arc::new(Shared {
-                state,
-                exec,
-                surface,
-                audit,
-                tools,
-            }),
+            app: Arc::new(app),
+            surface,
+            tools,
         }
     }
 
-    /// The shared state.
-    pub fn shared(&self) -> &Shared {
-        &self.shared
+    /// Everything the server holds.
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// The tools of the configured surface.
     pub fn tools(&self) -> &[Tool] {
-        &self.shared.tools
+        &self.tools
     }
 
     /// Calls a tool for `origin` and records the call in the audit log: the one entry point
@@ -147,7 +131,7 @@ impl Server {
         let started = std::time::Instant::now();
         // Digest of the arguments with secret values masked (a weak password must not be
         // confirmable by hashing guesses against the log); computed only when there is a log.
-        let digest = self.shared.audit.as_ref().map(|_| {
+        let digest = self.app.audit.as_ref().map(|_| {
             let masked = crate::exec::redact(&Value::Object(arguments.clone()), true);
             crate::exec::confirm::args_digest(name, &masked)
         });
@@ -160,11 +144,11 @@ impl Server {
         render::finish(
             &mut out,
             &secrets,
-            self.shared.exec.config.limits.max_response_bytes,
+            self.app.exec.config.limits.max_response_bytes,
         );
         let label = if known { name } else { UNKNOWN_TOOL };
-        crate::metrics::global().tool_call(label, out.facts.kind.label());
-        if let Some(log) = &self.shared.audit {
+        self.app.metrics.tool_call(label, out.facts.kind.label());
+        if let Some(log) = &self.app.audit {
             log.record(&Entry {
                 actor: origin.caller.principal(),
                 transport: origin.transport,
@@ -179,14 +163,14 @@ impl Server {
 
     /// True when the configured surface offers a tool of this name.
     fn offers(&self, name: &str) -> bool {
-        self.shared.tools.iter().any(|t| t.name == name)
+        self.tools.iter().any(|t| t.name == name)
     }
 
     /// Everything a call's answer must not contain: the server's token, the caller's own
     /// secrets, and secret-named values of the arguments.
     fn secrets_of(&self, caller: &Caller, arguments: &Map<String, Value>) -> Secrets {
         let mut secrets = Secrets::new();
-        if let Some(t) = self.shared.exec.server_token() {
+        if let Some(t) = self.app.exec.server_token() {
             secrets.add(t.expose());
         }
         for s in caller.secrets() {
@@ -202,9 +186,9 @@ impl Server {
         arguments: Map<String, Value>,
         caller: &Caller,
     ) -> Option<ToolOutput> {
-        let s = &self.shared;
-        let dynamic = matches!(s.surface, Surface::Dynamic | Surface::Both);
-        let individual = matches!(s.surface, Surface::Individual | Surface::Both);
+        let s = &*self.app;
+        let dynamic = matches!(self.surface, Surface::Dynamic | Surface::Both);
+        let individual = matches!(self.surface, Surface::Individual | Surface::Both);
         Some(match name {
             tools::find::NAME if dynamic => tools::find::run(&s.state, &Value::Object(arguments)),
             tools::execute::NAME if dynamic => {
@@ -226,7 +210,7 @@ impl Server {
                     dry_run: reserved.dry_run,
                     confirm: reserved.confirm.as_deref(),
                 };
-                let result = crate::exec::call(s.state.exec_env(), &s.exec, caller, call).await;
+                let result = crate::exec::call(&s.state, &s.exec, caller, call).await;
                 render::call::render(&result, s.exec.config.limits.data_budget())
             }
             _ => return None,
@@ -234,14 +218,8 @@ impl Server {
     }
 
     fn unknown_tool(&self, name: &str) -> ToolOutput {
-        let names: Vec<&str> = self
-            .shared
-            .tools
-            .iter()
-            .take(5)
-            .map(|t| t.name.as_ref())
-            .collect();
-        render::unknown_tool(name, &names, self.shared.tools.len() > 5)
+        let names: Vec<&str> = self.tools.iter().take(5).map(|t| t.name.as_ref()).collect();
+        render::unknown_tool(name, &names, self.tools.len() > 5)
     }
 }
 
@@ -282,7 +260,8 @@ fn object(v: Value) -> Arc<Map<String, Value>> {
 }
 
 /// The tool list of a surface, computed once.
-fn tool_list(state: &State, exec: &Context, surface: Surface) -> Vec<Tool> {
+fn tool_list(app: &App, surface: Surface) -> Vec<Tool> {
+    let (state, exec) = (&app.state, &app.exec);
     let read_only = state.policy.is_read_only();
     let any_destructive = state
         .catalog
@@ -414,7 +393,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
     }
 
     async fn call_tool(
@@ -469,7 +448,7 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(
-            resources::available_templates(&self.shared.state.catalog),
+            resources::available_templates(&self.app.state.catalog),
         ))
     }
 
@@ -480,8 +459,8 @@ impl ServerHandler for Server {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let started = std::time::Instant::now();
         let origin = origin_of(&context).ok_or_else(no_caller)?;
-        let result = resources::read(&self.shared, &origin.caller, &request.uri).await;
-        if let Some(log) = &self.shared.audit {
+        let result = resources::read(&self.app, &origin.caller, &request.uri).await;
+        if let Some(log) = &self.app.audit {
             let kind = match &result {
                 Ok(_) => OutcomeKind::Ok,
                 Err(resources::ResourceError::Withheld { reason, .. }) => {
@@ -507,7 +486,7 @@ impl ServerHandler for Server {
         let secrets = self.secrets_of(&origin.caller, &Map::new());
         match result {
             Ok(mut read) => {
-                let max = self.shared.exec.config.limits.max_response_bytes;
+                let max = self.app.exec.config.limits.max_response_bytes;
                 read.finish(&secrets, max);
                 Ok(read.into_result(&request.uri).into())
             }

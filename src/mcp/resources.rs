@@ -15,7 +15,7 @@
 use rmcp::model::{Resource, ResourceTemplate};
 use serde_json::{Map, Value, json};
 
-use super::Shared;
+use crate::app::App;
 use crate::catalog::Catalog;
 use crate::exec::{self, Call, Caller, Refusal, Shaped};
 use crate::outbound;
@@ -507,7 +507,7 @@ fn decode_name(s: &str, what: &str) -> Result<String, ResourceError> {
 }
 
 /// Reads a resource for `caller` (under the caller's own credential, like every tool call).
-pub async fn read(shared: &Shared, caller: &Caller, uri: &str) -> Result<Read, ResourceError> {
+pub async fn read(shared: &App, caller: &Caller, uri: &str) -> Result<Read, ResourceError> {
     let state = &shared.state;
     match parse(uri)? {
         Parsed::Actions => {
@@ -576,7 +576,7 @@ fn arguments(
 }
 
 async fn entity(
-    shared: &Shared,
+    shared: &App,
     caller: &Caller,
     t: &'static Template,
     params: &[(&'static str, Param)],
@@ -701,7 +701,7 @@ async fn entity(
 /// The [`EMBEDDED_LIST_CAP`] most recent items of a paged list (oldest first) and their total:
 /// past one page, the last pages are read.
 async fn recent_pages(
-    shared: &Shared,
+    shared: &App,
     caller: &Caller,
     operation_id: &str,
     args: &Map<String, Value>,
@@ -810,7 +810,7 @@ struct Fetched {
 
 /// Runs a read action through the executor (policy, validation, bounds).
 async fn fetch(
-    shared: &Shared,
+    shared: &App,
     caller: &Caller,
     operation_id: &str,
     arguments: Map<String, Value>,
@@ -821,7 +821,7 @@ async fn fetch(
         dry_run: false,
         confirm: None,
     };
-    match exec::call(shared.state.exec_env(), &shared.exec, caller, call).await {
+    match exec::call(&shared.state, &shared.exec, caller, call).await {
         Ok(done) => Ok(match done.body {
             Shaped::Json { data, paging, .. } => Fetched {
                 total: paging.and_then(|p| p.total_count),

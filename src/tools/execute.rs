@@ -3,9 +3,9 @@
 use serde_json::{Map, Value, json};
 
 use super::{ToolOutput, bool_arg, check_known};
-use crate::app::State;
 use crate::exec::{self, Call, Caller, Context};
 use crate::render;
+use crate::state::State;
 
 /// The tool's name.
 pub const NAME: &str = "gitea_execute_action";
@@ -83,6 +83,6 @@ pub async fn run(
         dry_run,
         confirm,
     };
-    let result = exec::call(state.exec_env(), ctx, caller, call).await;
+    let result = exec::call(state, ctx, caller, call).await;
     render::call::render(&result, ctx.config.limits.data_budget())
 }

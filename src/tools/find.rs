@@ -4,9 +4,9 @@ use serde_json::{Value, json};
 
 use super::card::{card_json, card_text, compact_schema};
 use super::{ToolOutput, bool_arg, check_known, int_arg};
-use crate::app::State;
 use crate::catalog::Domain;
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
+use crate::state::State;
 
 /// The tool's name.
 pub const NAME: &str = "gitea_find_action";
@@ -166,7 +166,7 @@ mod tests {
             "/tests/fixtures/gitea-mini.swagger.json"
         );
         let spec = Spec::parse(&std::fs::read(path).unwrap()).unwrap();
-        State::new(&spec, &Config::from_args(&args).unwrap()).unwrap()
+        State::new(&spec, &Config::from_args(&args).unwrap().policy).unwrap()
     }
 
     #[test]

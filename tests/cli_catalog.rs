@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use aegis_gitea_mcp::catalog::Domain;
-use aegis_gitea_mcp::spec::sha256_hex;
+use aegis_gitea_mcp::digest::sha256_hex;
 use serde_json::Value;
 
 const FIXTURE: &str = concat!(

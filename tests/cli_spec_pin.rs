@@ -72,7 +72,7 @@ fn pin_writes_the_document_and_its_hash_then_check_compares() {
     );
     let pinned = dir.path().join("spec/gitea-swagger.v1.json");
     assert_eq!(std::fs::read(&pinned).expect("pinned file"), doc);
-    let hash = aegis_gitea_mcp::spec::sha256_hex(&doc);
+    let hash = aegis_gitea_mcp::digest::sha256_hex(&doc);
     let pin = std::fs::read_to_string(dir.path().join("spec/gitea-swagger.v1.json.sha256"))
         .expect("pin file");
     assert_eq!(pin, format!("{hash}  gitea-swagger.v1.json\n"));

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
+use crate::digest::sha256_hex;
 use crate::exec::{CallResult, Refusal, RequestLine};
-use crate::spec::sha256_hex;
 
 /// The `prev` of the first record.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";

@@ -6,6 +6,7 @@
 
 mod inventory;
 mod naming;
+pub mod route;
 mod schema;
 mod scopes;
 mod validators;
@@ -261,6 +262,8 @@ pub struct Action {
     pub method: HttpMethod,
     /// Path template relative to `/api/v1`.
     pub path: String,
+    /// The path template, parsed for matching.
+    pub route: route::Pattern,
     /// Domain (from the path).
     pub domain: Domain,
     /// One line, at most [`MAX_SUMMARY_CHARS`].
@@ -288,6 +291,12 @@ pub struct Action {
 }
 
 impl Action {
+    /// The schema of this action's body argument, if it takes one (its `$ref` resolved): the
+    /// one accessor for body fields.
+    pub fn body_schema(&self) -> Option<&Value> {
+        body_schema(&self.input_schema)
+    }
+
     /// The multipart file fields of this action.
     pub fn file_params(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| p.is_file)
@@ -468,9 +477,10 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
     let mut body = None;
     for p in &op.parameters {
         if p.location == ParamLocation::Body {
-            let properties = input_schema
-                .pointer("/properties/body")
-                .map(|b| body_properties(b, &input_schema))
+            let properties = body_schema(&input_schema)
+                .and_then(|b| b.get("properties"))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
                 .unwrap_or_default();
             let content_type =
                 if op.consumes.iter().any(|c| c.contains("json")) || op.consumes.is_empty() {
@@ -537,25 +547,22 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         returns_list: op.returns_list,
         annotations: annotations(op),
         scopes: scopes_for(op.method, &op.path),
+        route: route::Pattern::parse(&op.path),
         deprecated: op.deprecated,
         input_schema: Arc::new(input_schema),
     })
 }
 
-/// The top-level property names of a (converted) body schema, following one `$ref`.
-fn body_properties(body: &Value, root: &Value) -> Vec<String> {
-    let target = match body.get("$ref").and_then(Value::as_str) {
+/// The schema of the `body` argument in an input schema, its `$ref` (into `$defs`) resolved.
+pub fn body_schema(input_schema: &Value) -> Option<&Value> {
+    let body = input_schema.pointer("/properties/body")?;
+    Some(match body.get("$ref").and_then(Value::as_str) {
         Some(r) => r
             .strip_prefix('#')
-            .and_then(|p| root.pointer(p))
+            .and_then(|p| input_schema.pointer(p))
             .unwrap_or(body),
         None => body,
-    };
-    target
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
+    })
 }
 
 #[cfg(test)]

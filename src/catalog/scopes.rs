@@ -136,8 +136,8 @@ use ScopeCategory::*;
 
 /// One route group: a path pattern, an optional method, and the categories it needs.
 ///
-/// Patterns are segment-wise: `*` matches one segment, `**` the rest (including nothing), and a
-/// segment ending in `*` matches by prefix (`markdown*`).
+/// Patterns are those of [`super::route`]: `*` matches one segment, `**` the rest (including
+/// nothing), and a segment ending in `*` matches by prefix (`markdown*`).
 struct Rule {
     method: Option<HttpMethod>,
     pattern: &'static str,
@@ -201,35 +201,15 @@ static RULES: &[Rule] = &[
     rule("/actions/run", &[]),
 ];
 
-fn segment_matches(pattern: &str, segment: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some("") => true,
-        Some(prefix) => segment.starts_with(prefix),
-        None => pattern == segment,
-    }
-}
-
-fn path_matches(pattern: &str, path: &str) -> bool {
-    let pat: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
-    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    for (i, p) in pat.iter().enumerate() {
-        if *p == "**" {
-            return true;
-        }
-        match seg.get(i) {
-            Some(s) if segment_matches(p, s) => {}
-            _ => return false,
-        }
-    }
-    pat.len() == seg.len()
-}
-
 /// The scopes `method path` needs.
 pub fn scopes_for(method: HttpMethod, path: &str) -> ScopeRequirement {
-    let Some(rule) = RULES
-        .iter()
-        .find(|r| r.method.is_none_or(|m| m == method) && path_matches(r.pattern, path))
-    else {
+    let segments = super::route::segments(path);
+    let Some(rule) = RULES.iter().find(|r| {
+        r.method.is_none_or(|m| m == method)
+            && super::route::Pattern::parse(r.pattern)
+                .matches(&segments)
+                .is_some()
+    }) else {
         return ScopeRequirement::Unmapped;
     };
     if rule.categories.is_empty() {

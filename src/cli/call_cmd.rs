@@ -49,7 +49,7 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
     );
     let used_file = std::env::temp_dir().join(format!(
         "aegis-gitea-mcp-confirmations-{}",
-        &aegis_gitea_mcp::spec::sha256_hex(key_material.as_bytes())[..16]
+        &aegis_gitea_mcp::digest::sha256_hex(key_material.as_bytes())[..16]
     ));
     let how = Assembly {
         scope_wait: None,

@@ -242,21 +242,10 @@ pub fn validate(
 
 /// Property names accepted at a pointer of the arguments (top level or inside `body`).
 fn known_keys(action: &Action, pointer: &str) -> Vec<String> {
-    let schema = &action.input_schema;
-    let node: Option<&Value> = if pointer.is_empty() {
-        Some(&**schema)
-    } else if pointer == "/body" {
-        schema
-            .pointer("/properties/body")
-            .map(|b| match b.get("$ref").and_then(Value::as_str) {
-                Some(r) => r
-                    .strip_prefix('#')
-                    .and_then(|p| schema.pointer(p))
-                    .unwrap_or(b),
-                None => b,
-            })
-    } else {
-        None
+    let node: Option<&Value> = match pointer {
+        "" => Some(&action.input_schema),
+        "/body" => action.body_schema(),
+        _ => None,
     };
     node.and_then(|n| n.get("properties"))
         .and_then(Value::as_object)

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use crate::spec::sha256_hex;
+use crate::digest::sha256_hex;
 
 type HmacSha256 = Hmac<Sha256>;
 

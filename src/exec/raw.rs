@@ -4,8 +4,7 @@
 //! `..`, backslashes or encoded separators. The path is matched against the catalog's templates
 //! so that a withheld action cannot be reached raw.
 
-use crate::catalog::{Action, Catalog, HttpMethod, domain_for_path};
-use crate::exec::request::is_multi_segment;
+use crate::catalog::{Action, Catalog, HttpMethod, domain_for_path, route};
 use crate::gitea::API_PREFIX;
 use crate::policy::{Allowed, Policy, WithheldReason};
 
@@ -85,13 +84,13 @@ pub fn match_action<'c>(
     method: HttpMethod,
     path: &str,
 ) -> Option<(usize, &'c Action)> {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segments = route::segments(path);
     catalog
         .actions()
         .iter()
         .enumerate()
         .filter(|(_, a)| a.method == method)
-        .filter_map(|(i, a)| template_matches(&a.path, &segments).map(|literal| (literal, i, a)))
+        .filter_map(|(i, a)| a.route.matches(&segments).map(|literal| (literal, i, a)))
         .max_by_key(|(literal, i, _)| (*literal, std::cmp::Reverse(*i)))
         .map(|(_, i, a)| (i, a))
 }
@@ -103,11 +102,11 @@ pub fn match_action<'c>(
 /// literals, so an owner named `issues` or `search` is still an owner. Ties keep every tied
 /// template (the strictest verdict wins).
 pub fn family(catalog: &Catalog, path: &str) -> Vec<usize> {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segments = route::segments(path);
     let mut best = (0usize, 0usize);
     let mut out = Vec::new();
     for (i, a) in catalog.actions().iter().enumerate() {
-        let Some(fit) = prefix_matches(&a.path, &segments) else {
+        let Some(fit) = a.route.matches_prefix(&segments) else {
             continue;
         };
         if fit > best {
@@ -131,71 +130,6 @@ pub fn judge_unknown(
 ) -> Result<Allowed, WithheldReason> {
     let family = family(catalog, path);
     policy.check_unknown(catalog, method, &family, domain_for_path(path))
-}
-
-/// If `template` matches the first segments of the path, how many segments and how many
-/// literal bytes it matched.
-fn prefix_matches(template: &str, segments: &[&str]) -> Option<(usize, usize)> {
-    let tsegs: Vec<&str> = template.trim_start_matches('/').split('/').collect();
-    if tsegs.len() > segments.len() {
-        return None;
-    }
-    let mut literal = 0;
-    for (t, s) in tsegs.iter().zip(segments) {
-        literal += segment_matches(t, s)?;
-    }
-    Some((tsegs.len(), literal))
-}
-
-/// If `template` matches the path segments, the number of literal bytes it matched.
-fn template_matches(template: &str, segments: &[&str]) -> Option<usize> {
-    let tsegs: Vec<&str> = template.trim_start_matches('/').split('/').collect();
-    let mut literal = 0;
-    for (i, t) in tsegs.iter().enumerate() {
-        let last = i + 1 == tsegs.len();
-        if last && t.starts_with('{') && t.ends_with('}') && is_multi_segment(&t[1..t.len() - 1]) {
-            // A file path swallows the rest (at least one segment).
-            return (segments.len() > i).then_some(literal);
-        }
-        let s = segments.get(i)?;
-        literal += segment_matches(t, s)?;
-    }
-    (segments.len() == tsegs.len()).then_some(literal)
-}
-
-/// Matches one template segment (`repos`, `{owner}`, `{index}.{diffType}`) against a path
-/// segment; returns the literal bytes matched.
-fn segment_matches(template: &str, segment: &str) -> Option<usize> {
-    // Split into literal pieces and parameters.
-    let mut pieces: Vec<(bool, &str)> = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find('{') {
-        if start > 0 {
-            pieces.push((false, &rest[..start]));
-        }
-        let end = rest[start..].find('}')? + start;
-        pieces.push((true, &rest[start + 1..end]));
-        rest = &rest[end + 1..];
-    }
-    if !rest.is_empty() {
-        pieces.push((false, rest));
-    }
-    fn go(pieces: &[(bool, &str)], s: &str) -> bool {
-        match pieces.split_first() {
-            None => s.is_empty(),
-            Some(((false, lit), tail)) => s.strip_prefix(lit).is_some_and(|r| go(tail, r)),
-            Some(((true, _), tail)) => (1..=s.len())
-                .filter(|&n| s.is_char_boundary(n))
-                .any(|n| go(tail, &s[n..])),
-        }
-    }
-    go(&pieces, segment).then(|| {
-        pieces
-            .iter()
-            .filter(|(p, _)| !p)
-            .map(|(_, l)| l.len())
-            .sum()
-    })
 }
 
 #[cfg(test)]
@@ -262,18 +196,6 @@ mod tests {
                 "{path}"
             );
         }
-    }
-
-    #[test]
-    fn segments_with_several_parameters() {
-        assert_eq!(segment_matches("{index}.{diffType}", "12.diff"), Some(1));
-        assert_eq!(segment_matches("{index}.{diffType}", "12"), None);
-        assert_eq!(
-            segment_matches("signing-key.gpg", "signing-key.gpg"),
-            Some(15)
-        );
-        assert_eq!(segment_matches("{owner}", "alice"), Some(0));
-        assert_eq!(segment_matches("repos", "repo"), None);
     }
 
     proptest::proptest! {

@@ -32,10 +32,7 @@ const SEGMENT: &AsciiSet = &CONTROLS
 #[error("{0}")]
 pub struct BuildError(pub String);
 
-/// True for path parameters that carry a file path and keep their `/` separators.
-pub fn is_multi_segment(name: &str) -> bool {
-    name.to_ascii_lowercase().ends_with("path")
-}
+pub use crate::catalog::route::is_multi_segment;
 
 /// Builds the request for `action` with `args`.
 pub fn build(action: &Action, args: &ValidatedArgs) -> Result<Request, BuildError> {

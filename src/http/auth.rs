@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use axum::http::HeaderMap;
 
 use crate::config::Secret;
+use crate::digest::sha256_hex;
 use crate::gitea::GiteaClient;
-use crate::spec::sha256_hex;
 
 /// How clients authenticate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

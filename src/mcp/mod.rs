@@ -473,7 +473,7 @@ impl ServerHandler for Server {
                 ..Facts::default()
             };
             // The URI names what was read; it carries no secret (names and numbers only).
-            let digest = crate::spec::sha256_hex(request.uri.as_bytes());
+            let digest = crate::digest::sha256_hex(request.uri.as_bytes());
             log.record(&Entry {
                 actor: origin.caller.principal(),
                 transport: origin.transport,

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Error, sha256_hex};
+use super::Error;
+use crate::digest::sha256_hex;
 
 /// The file an operator pins with `aegis-gitea-mcp spec pin`, relative to the working directory.
 pub const DEFAULT_PINNED_SPEC: &str = "spec/gitea-swagger.v1.json";

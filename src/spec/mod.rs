@@ -19,18 +19,6 @@ pub use model::{
     SpecDiff, clean_text, template_names,
 };
 
-/// Hex sha256 of a byte string.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    use std::fmt::Write;
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
 /// Errors raised while loading or parsing an API description.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -235,7 +235,7 @@ impl Spec {
             column: e.column(),
             message: e.to_string(),
         })?;
-        Spec::from_value(&doc, super::sha256_hex(bytes))
+        Spec::from_value(&doc, crate::digest::sha256_hex(bytes))
     }
 
     /// Builds the typed view from an already parsed document.
@@ -471,7 +471,7 @@ impl Context<'_> {
                 .unwrap_or(false),
             response,
             returns_list,
-            digest: super::sha256_hex(op.to_string().as_bytes()),
+            digest: crate::digest::sha256_hex(op.to_string().as_bytes()),
         })
     }
 

@@ -23,6 +23,7 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
+use rmcp::model::ErrorCode;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
@@ -488,18 +489,19 @@ impl ServerHandler for Server {
             Ok(mut read) => {
                 let max = self.app.exec.config.limits.max_response_bytes;
                 read.finish(&secrets, max);
-                Ok(read.into_result(&request.uri).into())
+                let contents = read
+                    .into_blocks()
+                    .into_iter()
+                    .map(|(mime, text)| {
+                        rmcp::model::ResourceContents::text(text, request.uri.clone())
+                            .with_mime_type(mime)
+                    })
+                    .collect();
+                Ok(rmcp::model::ReadResourceResult::new(contents).into())
             }
             Err(e) => {
-                let mut e = render::resource::error(&e);
-                e.message = outbound::clip(&secrets.scrub_str(&e.message), 2000)
-                    .into_owned()
-                    .into();
-                if let Some(data) = &mut e.data {
-                    secrets.scrub_value(data);
-                    outbound::fit_value(data, 4000);
-                }
-                Err(e)
+                let e = render::resource::error(&e, &secrets);
+                Err(ErrorData::new(ErrorCode(e.code), e.message, e.data))
             }
         }
     }

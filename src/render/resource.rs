@@ -1,16 +1,41 @@
 //! Resources as the client receives them: the blocks of a read (scrubbed and bounded), and
 //! errors as MCP errors with the code a client acts on and the sentence it shows.
 
-use rmcp::ErrorData;
-use rmcp::model::{ErrorCode, ReadResourceResult, ResourceContents};
 use serde_json::Value;
 
 use crate::exec::Refusal;
 use crate::outbound::{self, Secrets};
 use crate::policy::WithheldReason;
 
-const JSON: &str = "application/json";
-const MARKDOWN: &str = "text/markdown";
+/// The MIME type of a resource's JSON block.
+pub const JSON: &str = "application/json";
+/// The MIME type of a resource's Markdown block.
+pub const MARKDOWN: &str = "text/markdown";
+
+/// JSON-RPC codes of resource errors (MCP's and forgejo-mcp's).
+pub mod codes {
+    /// Malformed parameters.
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// A request that cannot be served (withheld by policy).
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// No such resource.
+    pub const RESOURCE_NOT_FOUND: i32 = -32002;
+    /// The entity does not exist upstream (or the caller cannot see it).
+    pub const UPSTREAM_NOT_FOUND: i32 = -32003;
+    /// Anything else.
+    pub const INTERNAL_ERROR: i32 = -32603;
+}
+
+/// A resource error as the client receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedError {
+    /// The JSON-RPC code.
+    pub code: i32,
+    /// The sentence.
+    pub message: String,
+    /// Structured detail, if any.
+    pub data: Option<Value>,
+}
 
 /// Why a resource could not be read.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,35 +123,33 @@ impl Read {
         }
     }
 
-    /// The MCP result.
-    pub fn into_result(self, uri: &str) -> ReadResourceResult {
-        let mut contents =
-            vec![ResourceContents::text(self.json.to_string(), uri).with_mime_type(JSON)];
+    /// The blocks as `(MIME type, text)`: the JSON, then the Markdown if any.
+    pub fn into_blocks(self) -> Vec<(&'static str, String)> {
+        let mut blocks = vec![(JSON, self.json.to_string())];
         if let Some(md) = self.markdown {
-            contents.push(ResourceContents::text(md, uri).with_mime_type(MARKDOWN));
+            blocks.push((MARKDOWN, md));
         }
-        ReadResourceResult::new(contents)
+        blocks
     }
 }
-
-/// Error code for an entity the instance does not have (or the token cannot see).
-pub const UPSTREAM_NOT_FOUND: i32 = -32003;
 
 /// The JSON-RPC code of a resource error.
 pub fn error_code(e: &ResourceError) -> i32 {
     match e {
         ResourceError::NoResource { .. }
         | ResourceError::NoAction { .. }
-        | ResourceError::Unavailable { .. } => ErrorCode::RESOURCE_NOT_FOUND.0,
-        ResourceError::Malformed { .. } => ErrorCode::INVALID_PARAMS.0,
-        ResourceError::Withheld { .. } => ErrorCode::INVALID_REQUEST.0,
-        ResourceError::NotFound { .. } | ResourceError::NotOfIssue { .. } => UPSTREAM_NOT_FOUND,
-        ResourceError::Upstream(_) => ErrorCode::INTERNAL_ERROR.0,
+        | ResourceError::Unavailable { .. } => codes::RESOURCE_NOT_FOUND,
+        ResourceError::Malformed { .. } => codes::INVALID_PARAMS,
+        ResourceError::Withheld { .. } => codes::INVALID_REQUEST,
+        ResourceError::NotFound { .. } | ResourceError::NotOfIssue { .. } => {
+            codes::UPSTREAM_NOT_FOUND
+        }
+        ResourceError::Upstream(_) => codes::INTERNAL_ERROR,
     }
 }
 
-/// The MCP error for a resource error.
-pub fn error(e: &ResourceError) -> ErrorData {
+/// A resource error as the client receives it, scrubbed of `secrets` and bounded.
+pub fn error(e: &ResourceError, secrets: &Secrets) -> RenderedError {
     let (message, data) = match e {
         ResourceError::NoResource { uri } => (
             format!("no resource at {uri:?}; see resources/templates/list"),
@@ -159,5 +182,14 @@ pub fn error(e: &ResourceError) -> ErrorData {
             (first, out.structured.get("error").cloned())
         }
     };
-    ErrorData::new(ErrorCode(error_code(e)), message, data)
+    let mut data = data;
+    if let Some(d) = &mut data {
+        secrets.scrub_value(d);
+        outbound::fit_value(d, 4000);
+    }
+    RenderedError {
+        code: error_code(e),
+        message: outbound::clip(&secrets.scrub_str(&message), 2000).into_owned(),
+        data,
+    }
 }

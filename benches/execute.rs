@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo bench --bench execute -- --warm-up-time 1 --measurement-time 5`
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::path::Path;

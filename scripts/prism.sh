@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stoplight Prism mock of the Gitea API, for the contract test (tests/prism_contract.rs).
+# Stoplight Prism mock of the Gitea API, for the contract test (tests/it/prism_contract.rs).
 #
 #   scripts/prism.sh [SPEC]   install (once), then start Prism on 127.0.0.1:$PRISM_PORT serving
 #                             SPEC (default $GITEA_SPEC_DIR/gitea-swagger.v1.json) and print

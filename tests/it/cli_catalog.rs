@@ -71,7 +71,7 @@ fn json_rows(o: &Output) -> Vec<Value> {
 fn json_rows_have_exactly_the_documented_fields() {
     let dir = tmp();
     let rows = json_rows(&catalog(dir.path(), &["--json"], &[]));
-    assert_eq!(rows.len(), 31);
+    assert_eq!(rows.len(), 46);
     let expected: BTreeSet<&str> = [
         "name",
         "operation_id",
@@ -131,8 +131,10 @@ fn domain_filters_the_listing() {
         names,
         [
             "gitea_pull_create",
+            "gitea_pull_create_review",
             "gitea_pull_download_diff_or_patch",
             "gitea_pull_get",
+            "gitea_pull_is_merged",
             "gitea_pull_list",
             "gitea_pull_list_reviews",
             "gitea_pull_merge"
@@ -141,7 +143,7 @@ fn domain_filters_the_listing() {
     assert!(rows.iter().all(|r| r["domain"] == "pull"));
     // Domain names are case-insensitive.
     let upper = json_rows(&catalog(dir.path(), &["--json", "--domain", "PULL"], &[]));
-    assert_eq!(upper.len(), 6);
+    assert_eq!(upper.len(), 8);
 }
 
 #[test]
@@ -201,7 +203,7 @@ fn a_pin_mismatch_names_both_hashes() {
         &["--json"],
         &[("GITEA_SPEC_SHA256", &upper)],
     ));
-    assert_eq!(rows.len(), 31);
+    assert_eq!(rows.len(), 46);
 }
 
 #[test]

@@ -3,16 +3,14 @@
 //! The documents are read from `$GITEA_SPEC_DIR` (default `../shared/spec`); see
 //! `tests/common/mod.rs` for when a missing file skips and when it fails.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::common::{FULL_SPECS, spec_bytes};
 use aegis_gitea_mcp::catalog::{
     Access, Action, Catalog, HttpMethod, MAX_NAME_LEN, ScopeCategory, ScopeRequirement,
     overridden_operation_ids, split_words,
 };
 use aegis_gitea_mcp::spec::{Spec, template_names};
-use common::{FULL_SPECS, spec_bytes};
 use serde_json::{Map, Value, json};
 
 /// One loaded document.

@@ -7,18 +7,16 @@
 //! server binds it again) with a clean environment, waits until it answers (bounded polling),
 //! and kills it by its own handle at the end. Every HTTP request has a timeout.
 
-mod support;
-
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::FakeGitea;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
-use support::FakeGitea;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -2,15 +2,13 @@
 //! whole repository → issue → pull request → merge flow, paging headers, every injected fault as
 //! reqwest sees it, restart on the same port and multipart uploads.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{FakeGitea, Fault, RedirectTarget};
 use base64::Engine as _;
 use reqwest::header::HeaderMap;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
-use support::{FakeGitea, Fault, RedirectTarget};
 
 fn client() -> Client {
     let _ = rustls::crypto::ring::default_provider().install_default();

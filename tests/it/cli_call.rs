@@ -6,13 +6,11 @@
 //! the binary reads; its temporary directory (where used confirmation tokens are remembered) is
 //! the test's own.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::support::FakeGitea;
 use serde_json::{Value, json};
-use support::FakeGitea;
 
 const ALICE: &str = "tok-cli-alice-4d2f8a6c1e9b";
 const READER: &str = "tok-cli-reader-7a3c5e9f1b2d";

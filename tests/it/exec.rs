@@ -5,13 +5,10 @@
 //! Every harness records every tool output it produced; when it is dropped it checks that no
 //! token (nor any other secret a test used) appears in any of them.
 
-#[allow(dead_code)]
-mod common;
-mod support;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Caller, Context, ExecConfig};
 use aegis_gitea_mcp::spec::Spec;
@@ -19,7 +16,6 @@ use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{self, ToolOutput};
 use base64::Engine as _;
 use serde_json::{Value, json};
-use support::{FakeGitea, Fault};
 
 // ---- secrets ----------------------------------------------------------------------------------
 
@@ -58,7 +54,7 @@ fn assert_no_secret(what: &str, text: &str) {
 fn spec() -> Option<&'static Spec> {
     static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
     SPEC.get_or_init(|| {
-        let path = common::spec_path("gitea-swagger.v1.json")?;
+        let path = crate::common::spec_path("gitea-swagger.v1.json")?;
         Some(aegis_gitea_mcp::app::load_spec_file(&path, None).expect("the full spec loads"))
     })
     .as_ref()
@@ -81,7 +77,7 @@ impl Harness {
             eprintln!("skipped: the full Gitea spec is absent");
             return None;
         };
-        let path = common::spec_path("gitea-swagger.v1.json")?;
+        let path = crate::common::spec_path("gitea-swagger.v1.json")?;
         let fake = FakeGitea::start().await;
         fake.add_token(ALICE, "alice", &WRITE_SCOPES);
         fake.add_token(BOB, "bob", &WRITE_SCOPES);

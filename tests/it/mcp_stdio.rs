@@ -10,10 +10,6 @@
 //! pipes are served by threads feeding tokio channels.)
 //! Tests that need the full Gitea document skip (with a note on stderr) when it is absent.
 
-#[allow(dead_code)]
-mod common;
-mod support;
-
 use std::collections::{BTreeSet, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,11 +17,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::FakeGitea;
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::{Policy, PolicyConfig};
 use aegis_gitea_mcp::spec::Spec;
 use serde_json::{Value, json};
-use support::FakeGitea;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::{Instant, timeout_at};
 
@@ -45,16 +41,7 @@ const DYNAMIC_TOOLS: [&str; 3] = [
     "gitea_api_request",
 ];
 
-/// The resource templates the server announces for the mini fixture: only those whose
-/// operations the fixture has (it has `repoGet`, not `userGet`, `issueGetComments`, …).
-const FIXTURE_TEMPLATES: [&str; 4] = [
-    "gitea://actions/{name}",
-    "gitea://repo/{owner}/{repo}",
-    "gitea://repo/{owner}/{repo}/issue/{index}",
-    "gitea://repo/{owner}/{repo}/pr/{index}",
-];
-
-/// The resource templates the server announces for a full Gitea document.
+/// The resource templates the server announces (the fixture has every operation they read).
 const TEMPLATES: [&str; 8] = [
     "gitea://actions/{name}",
     "gitea://owner/{owner}",
@@ -544,11 +531,7 @@ async fn initialize_announces_the_server_and_the_dynamic_surface() {
             t["uriTemplate"].as_str().unwrap()
         })
         .collect();
-    assert_eq!(
-        listed,
-        FIXTURE_TEMPLATES.into_iter().collect(),
-        "{templates}"
-    );
+    assert_eq!(listed, TEMPLATES.into_iter().collect(), "{templates}");
 
     assert_eq!(mcp.result("ping", None).await, json!({}));
     let ended = mcp.close().await;
@@ -558,7 +541,7 @@ async fn initialize_announces_the_server_and_the_dynamic_surface() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn individual_surface_offers_one_tool_per_allowed_action() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let catalog = catalog_of(&spec);
@@ -613,7 +596,7 @@ async fn individual_surface_offers_one_tool_per_allowed_action() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_every_surface() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let catalog = catalog_of(&spec);
@@ -952,7 +935,7 @@ fn reqwest_client() -> reqwest::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entity_resources_read_repositories_owners_issues_and_pull_requests() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let fake = fake_for_resources().await;
@@ -1157,7 +1140,7 @@ async fn start_stub_gitea() -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_status_and_comment_resources() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let (url, stub) = start_stub_gitea().await;
@@ -1224,7 +1207,7 @@ async fn commit_status_and_comment_resources() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_errors_carry_their_codes_and_malformed_uris_never_reach_gitea() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let fake = fake_with_repo().await;
@@ -1275,7 +1258,7 @@ async fn resource_errors_carry_their_codes_and_malformed_uris_never_reach_gitea(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn withheld_resources_answer_with_the_reason() {
-    let Some(spec) = common::spec_path(FULL_SPEC) else {
+    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
         return;
     };
     let fake = fake_with_repo().await;
@@ -1466,7 +1449,7 @@ async fn pipelined_requests_are_all_answered_by_id() {
             .as_array()
             .unwrap()
             .len(),
-        FIXTURE_TEMPLATES.len()
+        TEMPLATES.len()
     );
     let call = &answers[3]["result"];
     assert_eq!(call["isError"], false, "{call}");

@@ -21,12 +21,12 @@
 //! Every call goes through a recording proxy (see `support_prism`), because Prism reports most
 //! violations only in the `sl-violations` response header, which a tool output does not carry.
 
-mod common;
-mod support_prism;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support_prism::{
+    Exchange, Judgement, RecordingProxy, describe, judge, minimal_arguments,
+};
 use aegis_gitea_mcp::catalog::{Action, Catalog};
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Context, ExecConfig};
@@ -34,7 +34,6 @@ use aegis_gitea_mcp::spec::Spec;
 use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{ToolOutput, execute};
 use serde_json::{Value, json};
-use support_prism::{Exchange, Judgement, RecordingProxy, describe, judge, minimal_arguments};
 
 /// The document Prism serves (scripts/prism.sh's default) and the test reads.
 const SPEC_FILE: &str = "gitea-swagger.v1.json";
@@ -63,7 +62,7 @@ fn config_for(url: &str) -> Config {
 }
 
 fn load_catalog_spec() -> Option<Spec> {
-    let bytes = common::spec_bytes(SPEC_FILE)?;
+    let bytes = crate::common::spec_bytes(SPEC_FILE)?;
     Some(Spec::parse(&bytes).unwrap_or_else(|e| panic!("{SPEC_FILE}: {e}")))
 }
 
@@ -305,7 +304,7 @@ fn minimal_arguments_satisfy_every_input_schema() {
             .filter(|p| args.get(&p.name).is_some())
             .count();
     }
-    let expected = common::FULL_SPECS
+    let expected = crate::common::FULL_SPECS
         .iter()
         .find(|(f, _)| *f == SPEC_FILE)
         .map(|(_, n)| *n);

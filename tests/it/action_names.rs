@@ -1,8 +1,6 @@
 //! The names of well-known operations, as a reviewed snapshot: renaming an action breaks every
 //! agent prompt and client configuration that uses it, so a change here must be deliberate.
 
-mod common;
-
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::spec::Spec;
 
@@ -60,7 +58,7 @@ const WELL_KNOWN: [&str; 48] = [
 
 #[test]
 fn well_known_action_names() {
-    let Some(bytes) = common::spec_bytes("gitea-swagger.v1.json") else {
+    let Some(bytes) = crate::common::spec_bytes("gitea-swagger.v1.json") else {
         return;
     };
     let spec = Spec::parse(&bytes).expect("gitea-swagger.v1.json parses");

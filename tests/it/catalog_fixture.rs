@@ -1,4 +1,4 @@
-//! The catalog built from `tests/fixtures/gitea-mini.swagger.json`: 31 operations in Gitea's
+//! The catalog built from `tests/fixtures/gitea-mini.swagger.json`: 46 operations in Gitea's
 //! template form, chosen to exercise every shape the catalog has to handle (JSON bodies,
 //! multipart uploads, text and binary answers, a deprecated operation, a recursive definition,
 //! and the `OAuth2` / `Oauth2` name collision settled by `spec/overrides.toml`).
@@ -62,7 +62,7 @@ fn raw_operations(raw: &Value) -> Vec<(String, String, String)> {
 fn every_operation_appears_exactly_once() {
     let (raw, catalog) = fixture();
     let raw_ops = raw_operations(&raw);
-    assert_eq!(raw_ops.len(), 31, "the fixture has 31 operations");
+    assert_eq!(raw_ops.len(), 46, "the fixture has 46 operations");
     assert_eq!(catalog.len(), raw_ops.len());
 
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -96,21 +96,30 @@ fn names_follow_the_rules_and_the_override() {
         .map(|a| (a.operation_id.as_str(), a.name.as_str()))
         .collect();
     let expected: BTreeMap<&str, &str> = [
+        ("adminCreateUser", "gitea_admin_create_user"),
+        ("adminSearchUsers", "gitea_admin_search_users"),
+        ("createCurrentUserRepo", "gitea_user_create_current_repo"),
         ("getVersion", "gitea_misc_get_version"),
+        ("issueAddLabel", "gitea_issue_add_label"),
         ("issueCreateComment", "gitea_issue_create_comment"),
         ("issueCreateIssue", "gitea_issue_create"),
+        ("issueCreateLabel", "gitea_issue_create_label"),
         (
             "issueDeleteCommentDeprecated",
             "gitea_issue_delete_comment_deprecated",
         ),
+        ("issueGetComment", "gitea_issue_get_comment"),
         ("issueGetComments", "gitea_issue_get_comments"),
         ("issueGetIssue", "gitea_issue_get"),
         ("issueListIssues", "gitea_issue_list"),
+        ("issueListLabels", "gitea_issue_list_labels"),
         ("issueSearchIssues", "gitea_issue_search"),
         ("notifyGetList", "gitea_notification_get_list"),
         ("orgListTeams", "gitea_team_list"),
         ("repoCreateBranch", "gitea_repo_create_branch"),
+        ("repoCreateFile", "gitea_repo_create_file"),
         ("repoCreatePullRequest", "gitea_pull_create"),
+        ("repoCreatePullReview", "gitea_pull_create_review"),
         (
             "repoCreateReleaseAttachment",
             "gitea_release_create_attachment",
@@ -124,15 +133,24 @@ fn names_follow_the_rules_and_the_override() {
         ("repoEdit", "gitea_repo_edit"),
         ("repoGet", "gitea_repo_get"),
         ("repoGetBranch", "gitea_repo_get_branch"),
-        ("repoGetPullRequest", "gitea_pull_get"),
+        (
+            "repoGetCombinedStatusByRef",
+            "gitea_repo_get_combined_status_by_ref",
+        ),
         ("repoGetContents", "gitea_repo_get_contents"),
+        ("repoGetPullRequest", "gitea_pull_get"),
         ("repoGetRawFile", "gitea_repo_get_raw_file"),
+        ("repoGetSingleCommit", "gitea_repo_get_single_commit"),
         ("repoListBranches", "gitea_repo_list_branches"),
         ("repoListPullRequests", "gitea_pull_list"),
         ("repoListPullReviews", "gitea_pull_list_reviews"),
+        ("repoListStatusesByRef", "gitea_repo_list_statuses_by_ref"),
         ("repoMergePullRequest", "gitea_pull_merge"),
+        ("repoPullRequestIsMerged", "gitea_pull_is_merged"),
         ("repoSearch", "gitea_repo_search"),
         ("repoUpdateTopics", "gitea_repo_update_topics"),
+        ("updateRepoSecret", "gitea_actions_update_repo_secret"),
+        ("userGet", "gitea_user_get"),
         ("userGetCurrent", "gitea_user_get_current"),
         (
             "userGetOAuth2Application",
@@ -421,11 +439,21 @@ fn sudo_is_optional_everywhere_and_unknown_arguments_are_refused() {
             a.name
         );
         let v = validator(a);
-        // Only required arguments of simple types occur in the fixture's top level.
+        // Required arguments: scalars, and an empty object for a required body.
         let mut args = serde_json::Map::new();
         for name in required.iter().filter_map(Value::as_str) {
             let value = match schema["properties"][name]["type"].as_str() {
                 Some("integer") => json!(1),
+                // A body with its required fields as strings.
+                _ if name == "body" => Value::Object(
+                    a.body_schema()
+                        .and_then(|b| b["required"].as_array())
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(|f| (f.to_string(), json!("x")))
+                        .collect(),
+                ),
                 _ => match schema["properties"][name]["enum"].get(0) {
                     Some(first) => first.clone(),
                     None => json!("x"),
@@ -731,7 +759,7 @@ fn toolsets_withhold_other_domains() {
         };
         assert_eq!(policy.decide(&catalog, a), &expected, "{}", a.name);
     }
-    assert_eq!(policy.allowed_count(), 13, "6 pull + 7 issue actions");
+    assert_eq!(policy.allowed_count(), 19, "8 pull + 11 issue actions");
     assert!(
         policy
             .warnings()

@@ -10,10 +10,6 @@
 //! binary. Nothing sleeps to synchronise: the binary announces its address on stderr and every
 //! wait is bounded by a deadline that fails the test. No test measures time.
 
-#[allow(dead_code)]
-mod common;
-mod support;
-
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -21,6 +17,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::app::App;
 use aegis_gitea_mcp::audit::GENESIS;
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
@@ -31,7 +28,6 @@ use aegis_gitea_mcp::mcp::{Server, Surface};
 use aegis_gitea_mcp::spec::Spec;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
-use support::{FakeGitea, Fault};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -74,7 +70,7 @@ fn fixture_spec() -> &'static Spec {
 fn full_spec() -> Option<(&'static Spec, PathBuf)> {
     static SPEC: OnceLock<Option<(Spec, PathBuf)>> = OnceLock::new();
     SPEC.get_or_init(|| {
-        let path = common::spec_path(FULL_SPEC)?;
+        let path = crate::common::spec_path(FULL_SPEC)?;
         let spec = aegis_gitea_mcp::app::load_spec_file(&path, None).expect("the full spec loads");
         Some((spec, path))
     })
@@ -2316,7 +2312,7 @@ async fn pass_through_resource_reads_run_under_the_callers_token() {
     gw.fake.seed_repo_with(
         "alice",
         "secret",
-        support::RepoSeed {
+        crate::support::RepoSeed {
             private: true,
             ..Default::default()
         },
@@ -2531,7 +2527,7 @@ async fn writes_never_follow_redirects_and_reads_keep_credentials_at_home() {
         gw.fake.inject(
             Fault::Redirect {
                 status,
-                to: support::RedirectTarget::Url(other.url()),
+                to: crate::support::RedirectTarget::Url(other.url()),
             }
             .on("POST", "/repos/alice/demo/issues"),
         );
@@ -2556,7 +2552,7 @@ async fn writes_never_follow_redirects_and_reads_keep_credentials_at_home() {
     gw.fake.inject(
         Fault::Redirect {
             status: 302,
-            to: support::RedirectTarget::Location("/api/v1/repos/alice/demo".into()),
+            to: crate::support::RedirectTarget::Location("/api/v1/repos/alice/demo".into()),
         }
         .on("GET", "/repos/alice/moved"),
     );
@@ -2575,7 +2571,7 @@ async fn writes_never_follow_redirects_and_reads_keep_credentials_at_home() {
     gw.fake.inject(
         Fault::Redirect {
             status: 302,
-            to: support::RedirectTarget::Url(other.url()),
+            to: crate::support::RedirectTarget::Url(other.url()),
         }
         .on("GET", "/repos/alice/demo"),
     );

@@ -80,7 +80,33 @@ fn vocabulary() {
     fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }
 
+/// The upstream swagger documents the full-document tests read: `cfg(shared_spec)` when all
+/// three are present (in `GITEA_SPEC_DIR`, else `../shared/spec`), so that those tests are
+/// ignored, with their reason, where they cannot run.
+fn shared_spec() {
+    println!("cargo::rustc-check-cfg=cfg(shared_spec)");
+    println!("cargo::rerun-if-env-changed=GITEA_SPEC_DIR");
+    let dir = match env::var_os("GITEA_SPEC_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => std::path::PathBuf::from(d),
+        None => {
+            Path::new(&env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default()).join("../shared/spec")
+        }
+    };
+    if dir.is_dir() {
+        println!("cargo::rerun-if-changed={}", dir.display());
+    }
+    let files = [
+        "gitea-swagger.v1.json",
+        "gitea-swagger.newest.v1.json",
+        "forgejo-swagger.v1.json",
+    ];
+    if files.iter().all(|f| dir.join(f).is_file()) {
+        println!("cargo::rustc-cfg=shared_spec");
+    }
+}
+
 fn main() {
+    shared_spec();
     vocabulary();
     let source = "spec/overrides.toml";
     println!("cargo::rerun-if-changed={source}");

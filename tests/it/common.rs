@@ -1,14 +1,18 @@
-//! Helpers shared by the integration tests that read the full API descriptions.
+//! Helpers shared by the integration tests: the fixture, and the upstream API descriptions.
 //!
-//! The documents live outside the repository (they are upstream files, not ours), in
-//! `$GITEA_SPEC_DIR` or, by default, `../shared/spec` beside the checkout.
-//!
-//! * `GITEA_SPEC_DIR` set (and not empty): every requested file must exist; a missing one fails
-//!   the test and names the file.
-//! * Not set: a missing file prints `skipped: <file> not found (set GITEA_SPEC_DIR)` to stderr and
-//!   the caller returns without asserting anything.
+//! The upstream documents live outside the repository (they are not ours), in `$GITEA_SPEC_DIR`
+//! or, by default, `../shared/spec` beside the checkout. `build.rs` sets `cfg(shared_spec)` when
+//! all three are there; the tests that read them carry
+//! `#[cfg_attr(not(shared_spec), ignore = "…")]`, so without them they count as ignored, never
+//! as passed.
 
 use std::path::{Path, PathBuf};
+
+/// The fixture API description every test may use.
+pub const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/gitea-mini.swagger.json"
+);
 
 /// The three documents and how many operations each one has (per `SOURCE.md`).
 #[allow(dead_code)] // not every test crate walks all three
@@ -18,38 +22,28 @@ pub const FULL_SPECS: [(&str, usize); 3] = [
     ("forgejo-swagger.v1.json", 506),
 ];
 
-/// The path of `name` in the spec directory, or `None` (after printing why) when the default
-/// directory lacks it. Panics when `GITEA_SPEC_DIR` is set and the file is missing.
-pub fn spec_path(name: &str) -> Option<PathBuf> {
+/// The directory of the upstream documents: `GITEA_SPEC_DIR`, else `../shared/spec`.
+pub fn spec_dir() -> PathBuf {
     match std::env::var_os("GITEA_SPEC_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => {
-            let path = PathBuf::from(dir).join(name);
-            assert!(
-                path.is_file(),
-                "GITEA_SPEC_DIR is set but {name} is missing: {} does not exist",
-                path.display()
-            );
-            Some(path)
-        }
-        None => {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/spec")
-                .join(name);
-            if path.is_file() {
-                Some(path)
-            } else {
-                eprintln!("skipped: {name} not found (set GITEA_SPEC_DIR)");
-                None
-            }
-        }
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec"),
     }
 }
 
-/// The bytes of `name`, or `None` when it is skipped (see [`spec_path`]).
-pub fn spec_bytes(name: &str) -> Option<Vec<u8>> {
-    let path = spec_path(name)?;
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => panic!("cannot read {}: {e}", path.display()),
-    }
+/// The path of `name` in the spec directory. The tests that call it are ignored when the
+/// documents are absent (`cfg(shared_spec)`, set by `build.rs`), so a missing file here fails.
+pub fn spec_path(name: &str) -> PathBuf {
+    let path = spec_dir().join(name);
+    assert!(
+        path.is_file(),
+        "{name} is missing: {} does not exist (set GITEA_SPEC_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// The bytes of `name` (see [`spec_path`]).
+pub fn spec_bytes(name: &str) -> Vec<u8> {
+    let path = spec_path(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }

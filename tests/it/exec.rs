@@ -1,11 +1,11 @@
 //! The execute capability end to end: `gitea_execute_action` and `gitea_api_request` against the
-//! stateful fake Gitea (`tests/support`), with the full Gitea API description for realistic
-//! action names (skipped when `../shared/spec` is absent, like the other full-spec tests).
+//! stateful fake Gitea (`tests/it/support`), over the fixture API description.
 //!
 //! Every harness records every tool output it produced; when it is dropped it checks that no
 //! token (nor any other secret a test used) appears in any of them.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::support::{FakeGitea, Fault};
@@ -50,14 +50,13 @@ fn assert_no_secret(what: &str, text: &str) {
 
 // ---- the harness ------------------------------------------------------------------------------
 
-/// The full Gitea document, parsed once per test binary (`None` when absent: skipped).
-fn spec() -> Option<&'static Spec> {
-    static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
+/// The fixture document, parsed once per test binary.
+fn spec() -> &'static Spec {
+    static SPEC: OnceLock<Spec> = OnceLock::new();
     SPEC.get_or_init(|| {
-        let path = crate::common::spec_path("gitea-swagger.v1.json")?;
-        Some(aegis_gitea_mcp::app::load_spec_file(&path, None).expect("the full spec loads"))
+        aegis_gitea_mcp::app::load_spec_file(Path::new(crate::common::FIXTURE), None)
+            .expect("the fixture loads")
     })
-    .as_ref()
 }
 
 struct Harness {
@@ -71,13 +70,10 @@ struct Harness {
 
 impl Harness {
     /// A fake Gitea with tokens for alice, bob and a read-only reader, and an executor
-    /// configured by `settings` (alice's token). `None` when the full spec is absent.
-    async fn start(settings: impl FnOnce(&mut GlobalArgs)) -> Option<Harness> {
-        let Some(spec) = spec() else {
-            eprintln!("skipped: the full Gitea spec is absent");
-            return None;
-        };
-        let path = crate::common::spec_path("gitea-swagger.v1.json")?;
+    /// configured by `settings` (alice's token).
+    async fn start(settings: impl FnOnce(&mut GlobalArgs)) -> Harness {
+        let spec = spec();
+        let path = PathBuf::from(crate::common::FIXTURE);
         let fake = FakeGitea::start().await;
         fake.add_token(ALICE, "alice", &WRITE_SCOPES);
         fake.add_token(BOB, "bob", &WRITE_SCOPES);
@@ -101,13 +97,13 @@ impl Harness {
             Default::default(),
         )
         .expect("an executor");
-        Some(Harness {
+        Harness {
             fake,
             args,
             state,
             ctx,
             outputs: Mutex::new(Vec::new()),
-        })
+        }
     }
 
     /// Another executor with the same settings and another token.
@@ -238,9 +234,7 @@ fn b64(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repository_flow_from_creation_to_merge() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     let bob = h.context(BOB);
 
     // Repository.
@@ -438,9 +432,7 @@ async fn a_repository_flow_from_creation_to_merge() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     let issues = h.fake.seed_issues("alice", "demo", 12);
     h.fake.clear_requests();
@@ -585,9 +577,7 @@ async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_level_mistakes_are_errors_without_requests() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     for input in [
         json!({}),
         json!({"action": ""}),
@@ -616,9 +606,7 @@ async fn tool_level_mistakes_are_errors_without_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_actions_get_suggestions_and_operation_ids_work() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     let out = h
@@ -663,9 +651,7 @@ fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_execute_and_raw() {
-    let Some(h) = Harness::start(|a| a.read_only = Some("true".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.read_only = Some("true".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     let out = h
@@ -723,14 +709,11 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
             "/repos/alice/demo/issues",
         ),
     ] {
-        let Some(h) = Harness::start(|a| {
+        let h = Harness::start(|a| {
             a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"));
             a.disabled_tools_allow_unknown = Some("true".into());
         })
-        .await
-        else {
-            return;
-        };
+        .await;
         h.fake.seed_repo("alice", "demo");
         h.fake.clear_requests();
         let arguments = if action == "gitea_issue_create" {
@@ -778,9 +761,7 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn toolsets_withhold_other_domains_on_execute_and_raw() {
-    let Some(h) = Harness::start(|a| a.toolsets = Some("repo,user".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.toolsets = Some("repo,user".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     let out = h
@@ -804,9 +785,7 @@ async fn toolsets_withhold_other_domains_on_execute_and_raw() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_scopes_withhold_what_the_token_cannot_do() {
-    let Some(mut h) = Harness::start(|a| a.gitea_token = Some(READER.into())).await else {
-        return;
-    };
+    let mut h = Harness::start(|a| a.gitea_token = Some(READER.into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     let scopes = h
@@ -879,9 +858,7 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gitea_errors_are_error_results_with_status_message_and_hint() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_branch("alice", "demo", "feature", None);
     h.fake
@@ -988,9 +965,7 @@ async fn gitea_errors_are_error_results_with_status_message_and_hint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_are_retried_and_writes_are_sent_once() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     let get = || h.exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}));
     let create = || {
@@ -1084,9 +1059,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_retries_when_turned_off() {
-    let Some(h) = Harness::start(|a| a.gitea_retries = Some("0".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.gitea_retries = Some("0".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     h.fake
@@ -1103,9 +1076,7 @@ async fn no_retries_when_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paging_reports_totals_and_the_next_page_arguments() {
     // Room for 50 whole issues, so the page is not cut.
-    let Some(h) = Harness::start(|a| a.max_response_bytes = Some("1000000".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.max_response_bytes = Some("1000000".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_issues("alice", "demo", 75);
 
@@ -1157,9 +1128,7 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
-    let Some(h) = Harness::start(|a| a.max_response_bytes = Some("2000".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.max_response_bytes = Some("2000".into())).await;
     h.fake.seed_repo("alice", "demo");
     for i in 0..40 {
         h.fake
@@ -1224,9 +1193,7 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diffs_are_text_and_files_are_bounded_binary() {
-    let Some(h) = Harness::start(|a| a.max_file_size_bytes = Some("64".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.max_file_size_bytes = Some("64".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_branch("alice", "demo", "feature", None);
     h.fake
@@ -1302,9 +1269,7 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
 
@@ -1404,9 +1369,7 @@ async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_mode_previews_writes_but_runs_reads() {
-    let Some(h) = Harness::start(|a| a.safe_mode = Some("true".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.safe_mode = Some("true".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     let out = h
@@ -1454,9 +1417,7 @@ async fn safe_mode_previews_writes_but_runs_reads() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_repo("alice", "two");
     h.fake.seed_repo("alice", "three");
@@ -1555,9 +1516,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_confirm_destructive_deletes_directly() {
-    let Some(h) = Harness::start(|a| a.confirm_destructive = Some("false".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.confirm_destructive = Some("false".into())).await;
     h.fake.seed_repo("alice", "demo");
     let out = h
         .exec(
@@ -1574,9 +1533,7 @@ async fn without_confirm_destructive_deletes_directly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_requests_match_the_catalog_and_refuse_tricks() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_issues("alice", "demo", 3);
 
@@ -1653,14 +1610,11 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_unknown_paths_can_be_allowed() {
-    let Some(h) = Harness::start(|a| {
+    let h = Harness::start(|a| {
         a.raw_unknown_paths = Some("allow".into());
         a.disabled_tools = Some("admin".into());
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     let out = h
         .raw(json!({"method": "GET", "path": "/repos/alice/demo/frobnicate/now"}))
         .await;
@@ -1690,9 +1644,7 @@ async fn raw_unknown_paths_can_be_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_requests_can_be_turned_off() {
-    let Some(h) = Harness::start(|a| a.raw_requests = Some("false".into())).await else {
-        return;
-    };
+    let h = Harness::start(|a| a.raw_requests = Some("false".into())).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     for input in [
@@ -1720,15 +1672,12 @@ async fn raw_requests_can_be_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 
 async fn unknown_raw_paths_are_held_to_their_domain() {
-    let Some(h) = Harness::start(|a| {
+    let h = Harness::start(|a| {
         a.raw_unknown_paths = Some("allow".into());
         a.toolsets = Some("repo".into());
         a.disabled_tools = Some("pull".into());
     })
-    .await
-    else {
-        return;
-    };
+    .await;
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
     // Known paths are withheld …
@@ -1759,9 +1708,7 @@ async fn unknown_raw_paths_are_held_to_their_domain() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sudo_acts_as_another_user() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_user("alice", true);
     h.fake.seed_repo("alice", "demo");
     h.fake.clear_requests();
@@ -1819,9 +1766,7 @@ async fn sudo_acts_as_another_user() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn release_attachments_are_uploaded_as_multipart() {
-    let Some(h) = Harness::start(|_| {}).await else {
-        return;
-    };
+    let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
     let release = h.fake.seed_release("alice", "demo", "v1.0.0");
     let bytes: Vec<u8> = (0..=255u8).chain([0, 0, 13, 10, 45, 45]).collect();
@@ -1925,9 +1870,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         .build()
         .expect("a runtime");
     let ran = rt.block_on(async {
-        let Some(h) = Harness::start(|_| {}).await else {
-            return false;
-        };
+        let h = Harness::start(|_| {}).await;
         h.fake.seed_user("alice", true);
         h.fake.seed_repo("alice", "demo");
         let repo = json!({"owner": "alice", "repo": "demo"});

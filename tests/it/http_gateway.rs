@@ -53,7 +53,6 @@ const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/gitea-mini.swagger.json"
 );
-const FULL_SPEC: &str = "gitea-swagger.v1.json";
 /// The longest any single wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -64,18 +63,6 @@ fn fixture_spec() -> &'static Spec {
     SPEC.get_or_init(|| {
         aegis_gitea_mcp::app::load_spec_file(Path::new(FIXTURE), None).expect("the fixture loads")
     })
-}
-
-/// The full Gitea document and its path (`None`: skipped, see `tests/common`).
-fn full_spec() -> Option<(&'static Spec, PathBuf)> {
-    static SPEC: OnceLock<Option<(Spec, PathBuf)>> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        let path = crate::common::spec_path(FULL_SPEC)?;
-        let spec = aegis_gitea_mcp::app::load_spec_file(&path, None).expect("the full spec loads");
-        Some((spec, path))
-    })
-    .as_ref()
-    .map(|(s, p)| (s, p.clone()))
 }
 
 fn keys(pairs: &[(&str, &str)]) -> ApiKeys {
@@ -1958,9 +1945,7 @@ fn create_user_args() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_appear_in_no_output_log_or_audit_record() {
-    let Some((_, spec)) = full_spec() else {
-        return;
-    };
+    let spec = PathBuf::from(FIXTURE);
     let fake = fake().await;
     fake.seed_repo("svc", "demo");
     let dir = tempfile::tempdir().unwrap();
@@ -2117,9 +2102,7 @@ async fn secrets_appear_in_no_output_log_or_audit_record() {
 /// passwords and secrets (rmcp logs every received request with its parameters at debug).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn debug_logs_do_not_echo_mcp_tool_arguments() {
-    let Some((_, spec)) = full_spec() else {
-        return;
-    };
+    let spec = PathBuf::from(FIXTURE);
     let fake = fake().await;
     let dir = tempfile::tempdir().unwrap();
     let (mut p, base) = spawn_gateway(&fake, &spec, dir.path()).await;

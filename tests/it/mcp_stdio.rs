@@ -29,7 +29,6 @@ const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/gitea-mini.swagger.json"
 );
-const FULL_SPEC: &str = "gitea-swagger.v1.json";
 const TOKEN: &str = "stdio-test-token";
 /// The whole life of one server process, start to exit.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -541,9 +540,7 @@ async fn initialize_announces_the_server_and_the_dynamic_surface() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn individual_surface_offers_one_tool_per_allowed_action() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let catalog = catalog_of(&spec);
     let policy = Policy::allow_all(&catalog);
     let n = policy.allowed_count();
@@ -596,9 +593,7 @@ async fn individual_surface_offers_one_tool_per_allowed_action() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_every_surface() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let catalog = catalog_of(&spec);
     let read_only = Policy::new(
         &catalog,
@@ -935,9 +930,7 @@ fn reqwest_client() -> reqwest::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entity_resources_read_repositories_owners_issues_and_pull_requests() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let fake = fake_for_resources().await;
     let mut mcp = Mcp::spawn(&[], &env_for(&fake, &spec));
     mcp.initialize().await;
@@ -1140,9 +1133,7 @@ async fn start_stub_gitea() -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_status_and_comment_resources() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let (url, stub) = start_stub_gitea().await;
     let sha = "0123456789ABCDEF0123456789abcdef01234567";
     let mut mcp = Mcp::spawn(
@@ -1207,9 +1198,7 @@ async fn commit_status_and_comment_resources() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resource_errors_carry_their_codes_and_malformed_uris_never_reach_gitea() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let fake = fake_with_repo().await;
     let mut mcp = Mcp::spawn(&[], &env_for(&fake, &spec));
     mcp.initialize().await;
@@ -1258,9 +1247,7 @@ async fn resource_errors_carry_their_codes_and_malformed_uris_never_reach_gitea(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn withheld_resources_answer_with_the_reason() {
-    let Some(spec) = crate::common::spec_path(FULL_SPEC) else {
-        return;
-    };
+    let spec = fixture();
     let fake = fake_with_repo().await;
     let mut mcp = Mcp::spawn(
         &[],

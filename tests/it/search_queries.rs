@@ -47,8 +47,10 @@ fn fixture() -> Searchable {
 /// document is skipped (see `crate::common::spec_bytes`).
 fn full() -> Option<&'static Searchable> {
     static FULL: OnceLock<Option<Searchable>> = OnceLock::new();
-    FULL.get_or_init(|| crate::common::spec_bytes(FULL_SPEC).map(|b| build(&b, FULL_SPEC)))
-        .as_ref()
+    FULL.get_or_init(|| {
+        cfg!(shared_spec).then(|| build(&crate::common::spec_bytes(FULL_SPEC), FULL_SPEC))
+    })
+    .as_ref()
 }
 
 fn opts(limit: usize) -> SearchOptions {

@@ -409,16 +409,47 @@ fn need_for(segs: &[String]) -> Need {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     match s.as_slice() {
         ["version"] | ["settings", _] => Need::Nothing,
+        ["markdown", ..] | ["markup"] | ["signing-key.gpg"] | ["gitignore", ..] => Need::Nothing,
         ["token"] => Need::SignIn,
+        ["admin", ..] => Need::Scopes(&["admin"]),
         ["repos", "issues", "search"] => Need::Scopes(&["issue"]),
         ["repos", _, _, "issues" | "labels" | "milestones", ..] => Need::Scopes(&["issue"]),
-        ["repos", ..] => Need::Scopes(&["repository"]),
-        ["user", "repos"] => Need::Scopes(&["user", "repository"]),
+        ["repos", _, _, "notifications"] => Need::Scopes(&["notification"]),
+        ["repos", ..] | ["repositories", ..] | ["topics", "search"] => {
+            Need::Scopes(&["repository"])
+        }
+        ["user", "repos"] | ["user", "starred", ..] => Need::Scopes(&["user", "repository"]),
+        ["user", "orgs"] => Need::Scopes(&["user", "organization"]),
         ["user", ..] => Need::Scopes(&["user"]),
         ["users", _, "repos"] => Need::Scopes(&["user", "repository"]),
+        ["users", _, "orgs", ..] => Need::Scopes(&["user", "organization"]),
         ["users", ..] => Need::Scopes(&["user"]),
-        ["orgs", ..] => Need::Scopes(&["organization"]),
+        ["org", _, "repos"] => Need::Scopes(&["organization", "repository"]),
+        ["orgs", ..] | ["teams", ..] => Need::Scopes(&["organization"]),
+        ["packages", ..] => Need::Scopes(&["package"]),
         _ => Need::SignIn,
+    }
+}
+
+/// The scopes the fake checks for `method path` (a concrete API path without `/api/v1`), as
+/// `read:user read:repository`, `none`, or `None` for routes outside the groups it models.
+pub fn scopes_needed(method: &str, path: &str) -> Option<String> {
+    let segs: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    let access = if method == "GET" { "read" } else { "write" };
+    match need_for(&segs) {
+        Need::Nothing => Some("none".into()),
+        Need::SignIn => None,
+        Need::Scopes(categories) => Some(
+            categories
+                .iter()
+                .map(|c| format!("{access}:{c}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
     }
 }
 

@@ -10,11 +10,14 @@
 //!   needs one is a 401 `token is required`; a token without the route group's scope is a 403
 //!   `token does not have at least one of required scope(s): [write:issue]`. Reads (`GET`) need
 //!   `read:<category>`, other methods `write:<category>`; `write` implies `read`; `all` covers
-//!   everything. Categories follow Gitea's route groups (as `src/catalog/scopes.rs` restates
-//!   them): `/repos/{o}/{r}/issues|labels|milestones/**` → issue, other `/repos/**` →
-//!   repository, `/user/repos` and `/users/{u}/repos` → user *then* repository (nested groups;
-//!   the first missing one is named), `/user/**`, `/users/**` → user, `/orgs/**` → organization,
-//!   `/token` → signed in but no scope, `/version` and `/settings/*` → nothing.
+//!   everything. Categories follow Gitea's route groups in `routers/api/v1/api.go` (written
+//!   from Gitea, not from `src/`, and held to the table in `tests/it/scopes.rs`):
+//!   `/repos/{o}/{r}/issues|labels|milestones/**` → issue, `…/notifications` → notification,
+//!   other `/repos/**` → repository, `/user/repos`, `/user/starred/**`, `/users/{u}/repos` →
+//!   user *then* repository, `/user/orgs`, `/users/{u}/orgs/**` → user then organization (nested
+//!   groups; the first missing one is named), `/user/**`, `/users/**` → user, `/orgs/**`,
+//!   `/teams/**` → organization, `/admin/**` → admin, `/token` → signed in but no scope,
+//!   `/version`, `/settings/*`, `/markdown…` → nothing.
 //! * **Sudo** — `Sudo:` header or `?sudo=`: honoured for admins (the request acts as that user),
 //!   403 `Only administrators allowed to sudo.` otherwise, 404 for an unknown user.
 //! * **Paging** on lists: `page` (default 1), `limit` (default 30, capped at 50), `X-Total-Count`
@@ -45,5 +48,6 @@ mod server;
 mod state;
 mod util;
 
+pub use api::scopes_needed;
 pub use server::{FakeGitea, Fault, FaultRule, RecordedRequest, RedirectTarget, UploadedAsset};
 pub use state::RepoSeed;

@@ -105,7 +105,32 @@ fn shared_spec() {
     }
 }
 
+/// The git commit the binary is built from (`AEGIS_GIT_COMMIT`, for `--version`): the short
+/// hash, `unknown` outside a git checkout.
+fn git_commit() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo::rustc-env=AEGIS_GIT_COMMIT={commit}");
+    // A new commit or a checkout changes HEAD or the ref it names (worktrees included).
+    let mut watched = vec!["HEAD".to_string()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
+            println!("cargo::rerun-if-changed={path}");
+        }
+    }
+}
+
 fn main() {
+    git_commit();
     shared_spec();
     vocabulary();
     let source = "spec/overrides.toml";

@@ -13,9 +13,17 @@ use std::process::ExitCode;
 use aegis_gitea_mcp::config::{self, Config, GlobalArgs};
 use clap::{Parser, Subcommand};
 
+/// The version and the commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("AEGIS_GIT_COMMIT"),
+    ")"
+);
+
 /// A guarded MCP server for the whole Gitea / Forgejo API.
 #[derive(Debug, Parser)]
-#[command(name = "aegis-gitea-mcp", version, about, long_about = None)]
+#[command(name = "aegis-gitea-mcp", version = VERSION, about, long_about = None)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -55,6 +63,14 @@ pub enum Command {
     /// Pin the instance's API description, or compare the pinned one with it
     #[command(subcommand)]
     Spec(spec_cmd::SpecCommand),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell)
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff)
+    Man,
 }
 
 /// How the process ends.
@@ -127,12 +143,33 @@ pub fn init_tracing(cli: &Cli) {
         .init();
 }
 
+/// Writes `bytes` to standard output; a reader that went away ends the command normally.
+fn print_bytes(bytes: &[u8]) -> anyhow::Result<Exit> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(Exit::Ok),
+    }
+}
+
 /// Runs the chosen subcommand.
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let command = match cli.command {
         // Needs no configuration: a log can be checked anywhere.
         Some(Command::Audit(cmd)) => return audit_cmd::run(&cmd),
         Some(Command::ApiKey(cmd)) => return api_key_cmd::run(&cmd),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "aegis-gitea-mcp", &mut out);
+            return print_bytes(&out);
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            return print_bytes(&out);
+        }
         other => other,
     };
     let config = Config::from_args(&cli.global)?;
@@ -144,6 +181,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
         Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
         Some(Command::ApiKey(cmd)) => api_key_cmd::run(&cmd),
+        Some(Command::Completions { .. } | Command::Man) => Ok(Exit::Ok),
         Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
         None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
     }

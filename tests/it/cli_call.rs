@@ -9,39 +9,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::{BIN, FIXTURE, bin_without_host_settings, stderr, stdout};
 use crate::support::FakeGitea;
 use serde_json::{Value, json};
 
 const ALICE: &str = "tok-cli-alice-4d2f8a6c1e9b";
 const READER: &str = "tok-cli-reader-7a3c5e9f1b2d";
-
-/// Variables the binary reads; none may come from the host.
-const CLEARED: [&str; 24] = [
-    "GITEA_URL",
-    "GITEA_HOST",
-    "GITEA_TOKEN",
-    "GITEA_ACCESS_TOKEN",
-    "GITEA_SPEC",
-    "GITEA_SPEC_SHA256",
-    "TOOLSETS",
-    "READ_ONLY",
-    "DISABLED_TOOLS",
-    "GITEA_CA_FILE",
-    "GITEA_INSECURE",
-    "GITEA_TIMEOUT_SECS",
-    "GITEA_CONNECT_TIMEOUT_SECS",
-    "GITEA_MAX_CONCURRENCY",
-    "GITEA_RETRIES",
-    "MAX_RESPONSE_BYTES",
-    "MAX_FILE_SIZE_BYTES",
-    "SAFE_MODE",
-    "CONFIRM_DESTRUCTIVE",
-    "RAW_REQUESTS",
-    "RAW_UNKNOWN_PATHS",
-    "AUDIT_LOG",
-    "LOG_LEVEL",
-    "RUST_LOG",
-];
 
 struct Cli {
     fake: FakeGitea,
@@ -52,10 +25,7 @@ struct Cli {
 impl Cli {
     /// A fake with alice's repository `alice/demo`.
     async fn start() -> Cli {
-        let spec = PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/gitea-mini.swagger.json"
-        ));
+        let spec = PathBuf::from(FIXTURE);
         let fake = FakeGitea::start().await;
         fake.add_token(
             ALICE,
@@ -75,10 +45,7 @@ impl Cli {
     /// `aegis-gitea-mcp call <args> --spec <fixture>` with `token`, debug logs on stderr, and
     /// extra variables `env`.
     async fn call(&self, token: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        for var in CLEARED {
-            cmd.env_remove(var);
-        }
+        let mut cmd = bin_without_host_settings();
         cmd.env("GITEA_URL", self.fake.url())
             .env("GITEA_TOKEN", token)
             .env("LOG_LEVEL", "debug")
@@ -114,14 +81,6 @@ impl Cli {
         )
         .await
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Asserts the exit code and returns stdout parsed as JSON.
@@ -464,16 +423,12 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
         records[1]["prev"], records[0]["hash"],
         "the second process continued the chain"
     );
-    let verified = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
+    let verified = Command::new(BIN)
         .args(["audit", "verify"])
         .arg(&log)
         .output()
         .expect("audit verify runs");
-    assert!(
-        verified.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verified.stdout)
-    );
+    assert!(verified.status.success(), "{}", stdout(&verified));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

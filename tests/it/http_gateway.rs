@@ -10,13 +10,15 @@
 //! binary. Nothing sleeps to synchronise: the binary announces its address on stderr and every
 //! wait is bounded by a deadline that fails the test. No test measures time.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::common::{
+    Captured, FIXTURE, bin_with_empty_env, http_client, on_each_line, stderr, stdout,
+};
 use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::app::App;
 use aegis_gitea_mcp::audit::GENESIS;
@@ -49,10 +51,6 @@ const WRONG_KEY: &str = "aegis-key-wrong-0000000000000000";
 /// A password sent in a create-user body.
 const PASSWORD: &str = "pw-Corr3ct-Horse-B4ttery";
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 /// The longest any single wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -127,12 +125,7 @@ impl Drop for Gw {
 }
 
 fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(DEADLINE)
-        .build()
-        .expect("reqwest client")
+    http_client(DEADLINE)
 }
 
 /// A fake Gitea knowing the server's token (`svc`) and alice's and bob's.
@@ -1511,19 +1504,14 @@ fn record_hash(record: &Value) -> String {
 }
 
 fn verify_cli(path: &Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
-        .env_clear()
+    let out = bin_with_empty_env()
         .args(["audit", "verify"])
         .arg(path)
         .output()
         .expect("run audit verify");
     (
         out.status.code(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+        format!("{}{}", stdout(&out), stderr(&out)),
     )
 }
 
@@ -1729,8 +1717,8 @@ struct Output {
 /// The binary, with stdout and stderr collected and stderr lines streamed.
 struct Proc {
     child: Child,
-    stdout: Arc<Mutex<Vec<u8>>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stdout: Captured,
+    stderr: Captured,
     lines: UnboundedReceiver<String>,
     readers: Vec<std::thread::JoinHandle<()>>,
 }
@@ -1755,8 +1743,7 @@ fn strip_ansi(s: &str) -> String {
 
 impl Proc {
     fn spawn(args: &[&str], env: &[(&str, String)]) -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
-            .env_clear()
+        let mut child = bin_with_empty_env()
             .env("NO_COLOR", "1")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(args)
@@ -1766,35 +1753,15 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stdout = Captured::default();
+        let stderr = Captured::default();
         let (tx, lines) = unbounded_channel();
-        let mut out_pipe = child.stdout.take().unwrap();
-        let sink = stdout.clone();
-        let out_reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out_pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        let err_pipe = child.stderr.take().unwrap();
+        let out_reader = stdout.gather(child.stdout.take().unwrap());
         let sink = stderr.clone();
-        let err_reader = std::thread::spawn(move || {
-            let mut reader = BufReader::new(err_pipe);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        sink.lock().unwrap().extend_from_slice(&line);
-                        let _ = tx.send(strip_ansi(&String::from_utf8_lossy(&line)));
-                    }
-                }
-            }
+        let err_reader = on_each_line(child.stderr.take().unwrap(), move |line| {
+            sink.append(line);
+            let _ = tx.send(strip_ansi(&String::from_utf8_lossy(line)));
+            true
         });
         Proc {
             child,
@@ -1807,8 +1774,8 @@ impl Proc {
 
     fn output(&self) -> Output {
         Output {
-            stdout: String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned(),
-            stderr: strip_ansi(&String::from_utf8_lossy(&self.stderr.lock().unwrap())),
+            stdout: self.stdout.text(),
+            stderr: strip_ansi(&self.stderr.text()),
         }
     }
 

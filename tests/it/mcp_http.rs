@@ -7,21 +7,16 @@
 //! server binds it again) with a clean environment, waits until it answers (bounded polling),
 //! and kills it by its own handle at the end. Every HTTP request has a timeout.
 
-use std::io::Read;
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client};
 use crate::support::FakeGitea;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 const TOKEN: &str = "http-test-token";
 const ACCEPT: &str = "application/json, text/event-stream";
 const SESSION: &str = "mcp-session-id";
@@ -30,7 +25,7 @@ const SESSION: &str = "mcp-session-id";
 struct HttpServer {
     child: Child,
     port: u16,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Captured,
 }
 
 impl HttpServer {
@@ -39,9 +34,8 @@ impl HttpServer {
     async fn start(extra: &[&str], env: &[(&str, String)]) -> HttpServer {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        cmd.env_clear()
-            .env("GITEA_SPEC", FIXTURE)
+        let mut cmd = bin_with_empty_env();
+        cmd.env("GITEA_SPEC", FIXTURE)
             .env("LOG_LEVEL", "info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(["serve", "--http", "--listen", &listen])
@@ -50,18 +44,8 @@ impl HttpServer {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("the binary starts");
-        let mut pipe = child.stderr.take().expect("piped stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        let stderr = Captured::default();
+        stderr.gather(child.stderr.take().expect("piped stderr"));
         let mut server = HttpServer {
             child,
             port,
@@ -103,7 +87,7 @@ impl HttpServer {
     }
 
     fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.text()
     }
 
     /// Stops the server (by its own handle) and checks it did not panic.
@@ -139,12 +123,7 @@ fn free_port() -> u16 {
 }
 
 fn client() -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("reqwest client")
+    http_client(Duration::from_secs(30))
 }
 
 /// One HTTP answer: status, headers and the JSON-RPC messages of its body (plain JSON or an

@@ -11,12 +11,12 @@
 //! Tests that need the full Gitea document skip (with a note on stderr) when it is absent.
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::Duration;
 
+use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client, on_each_line};
 use crate::support::FakeGitea;
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::{Policy, PolicyConfig};
@@ -25,10 +25,6 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::{Instant, timeout_at};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 const TOKEN: &str = "stdio-test-token";
 /// The whole life of one server process, start to exit.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -65,7 +61,7 @@ struct Mcp {
     stdout: UnboundedReceiver<String>,
     /// Messages read but not yet claimed by a test.
     seen: Vec<Value>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Captured,
     stderr_thread: Option<std::thread::JoinHandle<()>>,
     next_id: i64,
     deadline: Instant,
@@ -82,9 +78,8 @@ struct Ended {
 impl Mcp {
     /// Starts the binary with `args` and exactly the variables in `env`.
     fn spawn(args: &[&str], env: &[(&str, String)]) -> Mcp {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        cmd.env_clear()
-            .env("LOG_LEVEL", "info")
+        let mut cmd = bin_with_empty_env();
+        cmd.env("LOG_LEVEL", "info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -105,35 +100,13 @@ impl Mcp {
 
         let stdout = child.stdout.take().expect("piped stdout");
         let (out_tx, out_rx) = unbounded_channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let text = String::from_utf8_lossy(&line).trim_end().to_string();
-                        if out_tx.send(text).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
+        on_each_line(stdout, move |line| {
+            let text = String::from_utf8_lossy(line).trim_end().to_string();
+            out_tx.send(text).is_ok()
         });
 
-        let mut err_pipe = child.stderr.take().expect("piped stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        let stderr_thread = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = err_pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        let stderr = Captured::default();
+        let stderr_thread = stderr.gather(child.stderr.take().expect("piped stderr"));
 
         Mcp {
             child: Some(child),
@@ -149,7 +122,7 @@ impl Mcp {
 
     /// The server's stderr so far.
     fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.text()
     }
 
     /// Writes raw bytes followed by a newline.
@@ -920,12 +893,7 @@ async fn fake_for_resources() -> FakeGitea {
 }
 
 fn reqwest_client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("reqwest client")
+    http_client(Duration::from_secs(30))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

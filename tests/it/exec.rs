@@ -59,6 +59,11 @@ fn spec() -> &'static Spec {
     })
 }
 
+/// An executor for `config`, built the way the server builds one.
+fn executor(config: &Config) -> Context {
+    Context::new(config, ExecConfig::from_config(config), Default::default()).expect("an executor")
+}
+
 struct Harness {
     fake: FakeGitea,
     args: GlobalArgs,
@@ -91,12 +96,7 @@ impl Harness {
         settings(&mut args);
         let config = Config::from_args(&args).expect("a valid configuration");
         let state = State::new(spec, &config.policy).expect("the state builds");
-        let ctx = Context::new(
-            &config,
-            ExecConfig::from_config(&config),
-            Default::default(),
-        )
-        .expect("an executor");
+        let ctx = executor(&config);
         Harness {
             fake,
             args,
@@ -106,19 +106,21 @@ impl Harness {
         }
     }
 
+    /// [`Harness::start`] with alice's repository `alice/demo`, the request log then cleared.
+    async fn with_demo(settings: impl FnOnce(&mut GlobalArgs)) -> Harness {
+        let h = Harness::start(settings).await;
+        h.fake.seed_repo("alice", "demo");
+        h.fake.clear_requests();
+        h
+    }
+
     /// Another executor with the same settings and another token.
     fn context(&self, token: &str) -> Context {
         let args = GlobalArgs {
             gitea_token: Some(token.into()),
             ..self.args.clone()
         };
-        let config = Config::from_args(&args).expect("a valid configuration");
-        Context::new(
-            &config,
-            ExecConfig::from_config(&config),
-            Default::default(),
-        )
-        .expect("an executor")
+        executor(&Config::from_args(&args).expect("a valid configuration"))
     }
 
     fn record(&self, out: ToolOutput) -> ToolOutput {
@@ -196,7 +198,8 @@ fn assert_ok_status(out: &ToolOutput, status: u16) {
     assert_eq!(out.structured["status"], status, "{}", out.structured);
 }
 
-fn assert_error(out: &ToolOutput, needles: &[&str]) {
+/// Asserts an error result whose text mentions every one of `needles`.
+fn assert_error_mentions(out: &ToolOutput, needles: &[&str]) {
     assert!(out.is_error, "expected an error, got {}", out.text);
     for n in needles {
         assert!(
@@ -205,6 +208,11 @@ fn assert_error(out: &ToolOutput, needles: &[&str]) {
             out.text
         );
     }
+}
+
+/// Asserts an error result that mentions `needles` and carries an `error` object.
+fn assert_error(out: &ToolOutput, needles: &[&str]) {
+    assert_error_mentions(out, needles);
     assert!(
         out.structured.get("error").is_some(),
         "no `error` in {}",
@@ -215,15 +223,18 @@ fn assert_error(out: &ToolOutput, needles: &[&str]) {
 /// Like [`assert_error`] for the answers shaped after Gitea replied 2xx (malformed JSON, a file
 /// over the size limit): they say what went wrong in the text and carry the status.
 fn assert_failed_answer(out: &ToolOutput, needles: &[&str]) {
-    assert!(out.is_error, "expected an error, got {}", out.text);
-    for n in needles {
-        assert!(
-            out.text.contains(n),
-            "the error does not mention {n:?}: {}",
-            out.text
-        );
-    }
+    assert_error_mentions(out, needles);
     assert!(out.structured["status"].is_u64(), "{}", out.structured);
+}
+
+/// The arguments naming alice's repository `alice/demo`.
+fn demo() -> Value {
+    json!({"owner": "alice", "repo": "demo"})
+}
+
+/// The arguments of `gitea_issue_create` for an issue titled `title` in `alice/demo`.
+fn demo_issue(title: &str) -> Value {
+    json!({"owner": "alice", "repo": "demo", "body": {"title": title}})
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -606,12 +617,8 @@ async fn tool_level_mistakes_are_errors_without_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_actions_get_suggestions_and_operation_ids_work() {
-    let h = Harness::start(|_| {}).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec("gitea_repo_gett", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let h = Harness::with_demo(|_| {}).await;
+    let out = h.exec("gitea_repo_gett", demo()).await;
     assert_error(&out, &["unknown action", "gitea_repo_gett", "did you mean"]);
     assert_eq!(out.structured["code"], "unknown_action");
     let suggestions: Vec<&str> = out.structured["suggestions"]
@@ -624,9 +631,7 @@ async fn unknown_actions_get_suggestions_and_operation_ids_work() {
     assert!(h.fake.requests().is_empty());
 
     // The operationId names the same action.
-    let out = h
-        .exec("repoGet", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("repoGet", demo()).await;
     assert_ok_status(&out, 200);
     assert_eq!(out.structured["action"], "gitea_repo_get");
 }
@@ -651,15 +656,8 @@ fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_execute_and_raw() {
-    let h = Harness::start(|a| a.read_only = Some("true".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.read_only = Some("true".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "read_only", "READ_ONLY");
     // Even a dry run or a confirmed destructive call: the policy comes first.
     let out = h
@@ -676,9 +674,7 @@ async fn read_only_withholds_writes_on_execute_and_raw() {
     assert_withheld(&out, "gitea_repo_delete", "read_only", "READ_ONLY");
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     // Reads still work, on both tools.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_ok_status(&out, 200);
     let out = h
         .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
@@ -709,17 +705,15 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
             "/repos/alice/demo/issues",
         ),
     ] {
-        let h = Harness::start(|a| {
+        let h = Harness::with_demo(|a| {
             a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"));
             a.disabled_tools_allow_unknown = Some("true".into());
         })
         .await;
-        h.fake.seed_repo("alice", "demo");
-        h.fake.clear_requests();
         let arguments = if action == "gitea_issue_create" {
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}})
+            demo_issue("x")
         } else {
-            json!({"owner": "alice", "repo": "demo"})
+            demo()
         };
         let out = h.exec(action, arguments.clone()).await;
         assert_withheld(&out, action, "disabled", "DISABLED_TOOLS");
@@ -752,24 +746,15 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
         );
         assert!(h.fake.repo_exists("alice", "demo"));
         // Other actions are untouched.
-        let out = h
-            .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-            .await;
+        let out = h.exec("gitea_repo_get", demo()).await;
         assert_ok_status(&out, 200);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn toolsets_withhold_other_domains_on_execute_and_raw() {
-    let h = Harness::start(|a| a.toolsets = Some("repo,user".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.toolsets = Some("repo,user".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "toolsets", "TOOLSETS");
     assert!(out.text.contains("issue toolset"), "{}", out.text);
     let out = h
@@ -777,17 +762,13 @@ async fn toolsets_withhold_other_domains_on_execute_and_raw() {
         .await;
     assert_withheld(&out, "gitea_issue_list", "toolsets", "TOOLSETS");
     assert!(h.fake.requests().is_empty());
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_ok_status(&out, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_scopes_withhold_what_the_token_cannot_do() {
-    let mut h = Harness::start(|a| a.gitea_token = Some(READER.into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let mut h = Harness::with_demo(|a| a.gitea_token = Some(READER.into())).await;
     let scopes = h
         .ctx
         .token_scopes()
@@ -798,12 +779,7 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
     h.state.restrict_to_token_scopes(&scopes);
     h.fake.clear_requests();
 
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "token_scope", "write:issue");
     assert_eq!(
         out.structured["withheld"]["missing_scopes"],
@@ -841,16 +817,9 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
 
     // What the token can read still works.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_ok_status(&out, 200);
-    let out = h
-        .exec(
-            "gitea_issue_list",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_issue_list", demo()).await;
     assert_ok_status(&out, 200);
 }
 
@@ -934,12 +903,7 @@ async fn gitea_errors_are_error_results_with_status_message_and_hint() {
     assert_eq!(out.structured["status"], 422);
     assert_eq!(out.structured["error"]["message"], "[Title]: Required");
     // No body at all (the spec does not require one): Gitea answers the same.
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_issue_create", demo()).await;
     assert_error(&out, &["422", "[Title]: Required"]);
 
     // 401: an unknown token.
@@ -967,7 +931,7 @@ async fn gitea_errors_are_error_results_with_status_message_and_hint() {
 async fn reads_are_retried_and_writes_are_sent_once() {
     let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
-    let get = || h.exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}));
+    let get = || h.exec("gitea_repo_get", demo());
     let create = || {
         h.exec(
             "gitea_issue_create",
@@ -1059,14 +1023,10 @@ async fn reads_are_retried_and_writes_are_sent_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_retries_when_turned_off() {
-    let h = Harness::start(|a| a.gitea_retries = Some("0".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|a| a.gitea_retries = Some("0".into())).await;
     h.fake
         .inject(Fault::Status(502).on("GET", "/repos/alice/demo"));
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_error(&out, &["502"]);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 1);
 }
@@ -1269,9 +1229,7 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
-    let h = Harness::start(|_| {}).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|_| {}).await;
 
     let out = h
         .execute_input(json!({
@@ -1369,15 +1327,8 @@ async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_mode_previews_writes_but_runs_reads() {
-    let h = Harness::start(|a| a.safe_mode = Some("true".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.safe_mode = Some("true".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(out.structured["dry_run"], true);
     assert!(
@@ -1392,19 +1343,12 @@ async fn safe_mode_previews_writes_but_runs_reads() {
         .raw(json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "x"}}))
         .await;
     assert_eq!(out.structured["dry_run"], true);
-    let out = h
-        .exec(
-            "gitea_repo_delete",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_repo_delete", demo()).await;
     assert_eq!(out.structured["dry_run"], true);
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     assert_eq!(h.fake.issue_state("alice", "demo", 1), None);
 
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_ok_status(&out, 200);
     let out = h
         .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
@@ -1518,12 +1462,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
 async fn without_confirm_destructive_deletes_directly() {
     let h = Harness::start(|a| a.confirm_destructive = Some("false".into())).await;
     h.fake.seed_repo("alice", "demo");
-    let out = h
-        .exec(
-            "gitea_repo_delete",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_repo_delete", demo()).await;
     assert_ok_status(&out, 204);
     assert!(!h.fake.repo_exists("alice", "demo"));
     assert_eq!(h.fake.count("DELETE", "/repos/alice/demo"), 1);
@@ -1543,9 +1482,7 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
         .await;
     assert_ok_status(&raw, 200);
     assert_eq!(raw.structured["action"], "gitea_repo_get");
-    let action = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let action = h.exec("gitea_repo_get", demo()).await;
     assert_eq!(data(&raw), data(&action));
     // With a query, and a body on a write.
     let out = h
@@ -1610,7 +1547,7 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_unknown_paths_can_be_allowed() {
-    let h = Harness::start(|a| {
+    let h = Harness::with_demo(|a| {
         a.raw_unknown_paths = Some("allow".into());
         a.disabled_tools = Some("admin".into());
     })
@@ -1644,9 +1581,7 @@ async fn raw_unknown_paths_can_be_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_requests_can_be_turned_off() {
-    let h = Harness::start(|a| a.raw_requests = Some("false".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|a| a.raw_requests = Some("false".into())).await;
     for input in [
         json!({"method": "GET", "path": "/repos/alice/demo"}),
         json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "x"}}),
@@ -1658,9 +1593,7 @@ async fn raw_requests_can_be_turned_off() {
     }
     assert!(h.fake.requests().is_empty());
     // The actions still work.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_ok_status(&out, 200);
 }
 
@@ -1678,8 +1611,6 @@ async fn unknown_raw_paths_are_held_to_their_domain() {
         a.disabled_tools = Some("pull".into());
     })
     .await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
     // Known paths are withheld …
     let out = h
         .raw(json!({"method": "GET", "path": "/repos/alice/demo/issues"}))
@@ -1873,7 +1804,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         let h = Harness::start(|_| {}).await;
         h.fake.seed_user("alice", true);
         h.fake.seed_repo("alice", "demo");
-        let repo = json!({"owner": "alice", "repo": "demo"});
+        let repo = demo();
         assert_ok_status(&h.exec("gitea_repo_get", repo.clone()).await, 200);
         // A retry logs the URL.
         h.fake
@@ -1884,7 +1815,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         h.fake
             .inject(Fault::ConnectionReset.on("POST", "/repos/alice/demo/issues"));
         let out = h
-            .exec("gitea_issue_create", json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}))
+            .exec("gitea_issue_create", demo_issue("x"))
             .await;
         assert!(out.is_error && out.text.contains("may have been applied"), "{}", out.text);
         h.fake

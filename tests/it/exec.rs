@@ -182,7 +182,22 @@ impl Drop for Harness {
     }
 }
 
+/// Checks on a tool output that hand it back, to chain after `.await`.
+trait Checked {
+    /// [`assert_ok_status`], then the output.
+    fn ok_status(self, status: u16) -> Self;
+}
+
+impl Checked for ToolOutput {
+    #[track_caller]
+    fn ok_status(self, status: u16) -> ToolOutput {
+        assert_ok_status(&self, status);
+        self
+    }
+}
+
 /// Asserts a successful answer and returns its `data`.
+#[track_caller]
 fn data(out: &ToolOutput) -> &Value {
     assert!(!out.is_error, "unexpected error: {}", out.text);
     assert!(
@@ -193,12 +208,14 @@ fn data(out: &ToolOutput) -> &Value {
     &out.structured["data"]
 }
 
+#[track_caller]
 fn assert_ok_status(out: &ToolOutput, status: u16) {
     assert!(!out.is_error, "unexpected error: {}", out.text);
     assert_eq!(out.structured["status"], status, "{}", out.structured);
 }
 
 /// Asserts an error result whose text mentions every one of `needles`.
+#[track_caller]
 fn assert_error_mentions(out: &ToolOutput, needles: &[&str]) {
     assert!(out.is_error, "expected an error, got {}", out.text);
     for n in needles {
@@ -211,6 +228,7 @@ fn assert_error_mentions(out: &ToolOutput, needles: &[&str]) {
 }
 
 /// Asserts an error result that mentions `needles` and carries an `error` object.
+#[track_caller]
 fn assert_error(out: &ToolOutput, needles: &[&str]) {
     assert_error_mentions(out, needles);
     assert!(
@@ -222,6 +240,7 @@ fn assert_error(out: &ToolOutput, needles: &[&str]) {
 
 /// Like [`assert_error`] for the answers shaped after Gitea replied 2xx (malformed JSON, a file
 /// over the size limit): they say what went wrong in the text and carry the status.
+#[track_caller]
 fn assert_failed_answer(out: &ToolOutput, needles: &[&str]) {
     assert_error_mentions(out, needles);
     assert!(out.structured["status"].is_u64(), "{}", out.structured);
@@ -254,8 +273,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_user_create_current_repo",
             json!({"body": {"name": "demo", "auto_init": true, "description": "flow"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(out.structured["action"], "gitea_user_create_current_repo");
     let repo = data(&out);
     assert_eq!(repo["full_name"], "alice/demo");
@@ -269,8 +288,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             json!({"owner": "alice", "repo": "demo", "filepath": "docs/hello world.md",
                    "body": {"content": b64(b"hello\n"), "message": "Add hello"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["content"]["path"], "docs/hello world.md");
     assert_eq!(
         h.fake.file("alice", "demo", "main", "docs/hello world.md"),
@@ -288,8 +307,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create",
             json!({"owner": "alice", "repo": "demo", "body": {"title": "Crash on start", "body": "trace"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     let issue = data(&out)["number"].as_i64().expect("an issue number");
     assert_eq!(data(&out)["title"], "Crash on start");
     assert_eq!(
@@ -302,8 +321,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create_comment",
             json!({"owner": "alice", "repo": "demo", "index": issue, "body": {"body": "Looking into it"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert_eq!(data(&out)["body"], "Looking into it");
     assert_eq!(h.fake.comments("alice", "demo", issue), ["Looking into it"]);
 
@@ -312,36 +331,36 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create_label",
             json!({"owner": "alice", "repo": "demo", "body": {"name": "bug", "color": "#ee0701"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     let label = data(&out)["id"].as_i64().expect("a label id");
     let out = h
         .exec(
             "gitea_issue_add_label",
             json!({"owner": "alice", "repo": "demo", "index": issue, "body": {"labels": [label]}}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)[0]["name"], "bug");
     assert_eq!(h.fake.issue_labels("alice", "demo", issue), ["bug"]);
 
     // A branch with a file on it.
-    let out = h
+    h
         .exec(
             "gitea_repo_create_branch",
             json!({"owner": "alice", "repo": "demo", "body": {"new_branch_name": "feature", "old_branch_name": "main"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert!(h.fake.branch_exists("alice", "demo", "feature"));
-    let out = h
+    h
         .exec(
             "gitea_repo_create_file",
             json!({"owner": "alice", "repo": "demo", "filepath": "src/lib.rs",
                    "body": {"content": b64(b"pub fn fix() {}\n"), "branch": "feature", "message": "Fix"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert!(
         h.fake
             .file("alice", "demo", "feature", "src/lib.rs")
@@ -356,8 +375,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             json!({"owner": "alice", "repo": "demo",
                    "body": {"head": "feature", "base": "main", "title": "Fix the crash", "body": "Closes #1"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     let pull = data(&out)["number"].as_i64().expect("a pull number");
     assert_eq!(data(&out)["state"], "open");
     assert_eq!(data(&out)["merged"], false);
@@ -387,8 +406,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             &bob,
             json!({"action": "gitea_pull_create_review", "arguments": review}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["state"], "APPROVED");
     assert_eq!(data(&out)["user"]["login"], "bob");
     assert_eq!(h.fake.reviews("alice", "demo", pull), ["APPROVED"]);
@@ -399,26 +418,25 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_pull_merge",
             json!({"owner": "alice", "repo": "demo", "index": pull, "body": {"do": "merge"}}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert!(out.text.starts_with("done"), "{}", out.text);
     assert_eq!(h.fake.pull_merged("alice", "demo", pull), Some(true));
 
     // Merged, seen through execute.
-    let out = h
-        .exec(
-            "gitea_pull_is_merged",
-            json!({"owner": "alice", "repo": "demo", "index": pull}),
-        )
-        .await;
-    assert_ok_status(&out, 204);
+    h.exec(
+        "gitea_pull_is_merged",
+        json!({"owner": "alice", "repo": "demo", "index": pull}),
+    )
+    .await
+    .ok_status(204);
     let out = h
         .exec(
             "gitea_pull_get",
             json!({"owner": "alice", "repo": "demo", "index": pull}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["merged"], true);
     assert_eq!(data(&out)["merged_by"]["login"], "alice");
     assert_eq!(
@@ -558,8 +576,8 @@ async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() 
             "gitea_issue_get",
             json!({"owner": "alice", "repo": "demo", "index": "12"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["number"], issues[11]);
     assert_eq!(
         h.fake.requests().pop().unwrap().path,
@@ -567,8 +585,8 @@ async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() 
     );
     let out = h
         .exec("gitea_issue_get", json!({"repo": "alice/demo", "index": 3}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["title"], "Issue 3");
     assert_eq!(
         h.fake.requests().pop().unwrap().path,
@@ -631,12 +649,12 @@ async fn unknown_actions_get_suggestions_and_operation_ids_work() {
     assert!(h.fake.requests().is_empty());
 
     // The operationId names the same action.
-    let out = h.exec("repoGet", demo()).await;
-    assert_ok_status(&out, 200);
+    let out = h.exec("repoGet", demo()).await.ok_status(200);
     assert_eq!(out.structured["action"], "gitea_repo_get");
 }
 
 /// Asserts that `out` is a refusal of `action` for the policy reason `code`, naming `needle`.
+#[track_caller]
 fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
     assert_error(out, &[action, "withheld", needle]);
     assert_eq!(out.structured["action"], action, "{}", out.structured);
@@ -674,12 +692,10 @@ async fn read_only_withholds_writes_on_execute_and_raw() {
     assert_withheld(&out, "gitea_repo_delete", "read_only", "READ_ONLY");
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     // Reads still work, on both tools.
-    let out = h.exec("gitea_repo_get", demo()).await;
-    assert_ok_status(&out, 200);
-    let out = h
-        .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
+        .await
+        .ok_status(200);
     assert_eq!(h.fake.requests().len(), 2);
 }
 
@@ -746,8 +762,7 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
         );
         assert!(h.fake.repo_exists("alice", "demo"));
         // Other actions are untouched.
-        let out = h.exec("gitea_repo_get", demo()).await;
-        assert_ok_status(&out, 200);
+        h.exec("gitea_repo_get", demo()).await.ok_status(200);
     }
 }
 
@@ -762,8 +777,7 @@ async fn toolsets_withhold_other_domains_on_execute_and_raw() {
         .await;
     assert_withheld(&out, "gitea_issue_list", "toolsets", "TOOLSETS");
     assert!(h.fake.requests().is_empty());
-    let out = h.exec("gitea_repo_get", demo()).await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -817,10 +831,8 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
 
     // What the token can read still works.
-    let out = h.exec("gitea_repo_get", demo()).await;
-    assert_ok_status(&out, 200);
-    let out = h.exec("gitea_issue_list", demo()).await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.exec("gitea_issue_list", demo()).await.ok_status(200);
 }
 
 // ---- 4. Gitea's errors ------------------------------------------------------------------------
@@ -945,8 +957,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
         .inject(Fault::Status(502).on("GET", "/repos/alice/demo"));
     h.fake
         .inject(Fault::Status(503).on("GET", "/repos/alice/demo"));
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    let out = get().await.ok_status(200);
     assert_eq!(data(&out)["full_name"], "alice/demo");
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 3);
     assert_eq!(h.fake.pending_faults(), 0);
@@ -977,8 +988,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
         }
         .on("GET", "/repos/alice/demo"),
     );
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    get().await.ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 
     // A reset connection on a POST: one request, and the model is told it may have applied.
@@ -1001,8 +1011,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
     h.fake.clear_requests();
     h.fake
         .inject(Fault::ConnectionReset.on("GET", "/repos/alice/demo"));
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    get().await.ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 
     // Malformed JSON: an error that says so (not retried: the status was 200).
@@ -1016,8 +1025,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
 
     // And with the faults gone the write works, once.
     h.fake.clear_requests();
-    let out = create().await;
-    assert_ok_status(&out, 201);
+    create().await.ok_status(201);
     assert_eq!(h.fake.count("POST", "/repos/alice/demo/issues"), 1);
 }
 
@@ -1045,8 +1053,8 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
             "gitea_issue_list",
             json!({"owner": "alice", "repo": "demo", "limit": 50}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let first = data(&out).as_array().expect("a list").clone();
     assert_eq!(first.len(), 50);
     assert!(out.structured.get("truncated").is_none(), "{}", out.text);
@@ -1063,8 +1071,7 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
 
     // The next page, with exactly the arguments given.
     let next = paging["next_arguments"].clone();
-    let out = h.exec("gitea_issue_list", next).await;
-    assert_ok_status(&out, 200);
+    let out = h.exec("gitea_issue_list", next).await.ok_status(200);
     let second = data(&out).as_array().expect("a list").clone();
     assert_eq!(second.len(), 25);
     let paging = &out.structured["paging"];
@@ -1099,8 +1106,8 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
             "gitea_issue_list_labels",
             json!({"owner": "alice", "repo": "demo", "limit": 50}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let items = data(&out).as_array().expect("a list of whole items");
     let cut = &out.structured["truncated"];
     let shown = cut["shown_items"].as_u64().expect("shown_items") as usize;
@@ -1142,8 +1149,8 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
             "gitea_pull_download_diff_or_patch",
             json!({"owner": "alice", "repo": "demo", "index": pull, "diffType": "diff"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let text = out.structured["text"].as_str().expect("text");
     assert!(text.starts_with("diff --git a/big.txt b/big.txt"), "{text}");
     assert!(text.len() <= 2000);
@@ -1168,8 +1175,8 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
                 "gitea_pull_download_diff_or_patch",
                 json!({"owner": "alice", "repo": "demo", "index": pull, "diffType": diff_type}),
             )
-            .await;
-        assert_ok_status(&out, 200);
+            .await
+            .ok_status(200);
         let text = out.structured["text"].as_str().expect("a text answer");
         assert!(
             text.contains("diff --git a/src/lib.rs b/src/lib.rs"),
@@ -1193,8 +1200,8 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
             "gitea_repo_get_raw_file",
             json!({"owner": "alice", "repo": "demo", "filepath": "small.bin"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(out.structured["content_base64"], b64(&small));
     assert_eq!(out.structured["size"], small.len());
 
@@ -1348,12 +1355,10 @@ async fn safe_mode_previews_writes_but_runs_reads() {
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     assert_eq!(h.fake.issue_state("alice", "demo", 1), None);
 
-    let out = h.exec("gitea_repo_get", demo()).await;
-    assert_ok_status(&out, 200);
-    let out = h
-        .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
+        .await
+        .ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 }
 
@@ -1395,8 +1400,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert!(h.fake.repo_exists("alice", "demo"));
 
     // The same call with the token: deleted.
-    let out = delete("demo", Some(&token)).await;
-    assert_ok_status(&out, 204);
+    delete("demo", Some(&token)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "demo"));
     assert_eq!(h.fake.count("DELETE", "/repos/alice/demo"), 1);
 
@@ -1420,14 +1424,12 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert_eq!(h.fake.requests().len(), 1, "only the first delete was sent");
     // A wrong attempt stores nothing (its tag did not verify): the token still confirms the
     // call it was issued for, once.
-    let out = delete("two", Some(&for_two)).await;
-    assert_ok_status(&out, 204);
+    delete("two", Some(&for_two)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "two"));
     let out = delete("two", Some(&for_two)).await;
     assert_error(&out, &["already used"]);
     // The fresh token works for the arguments it was issued for.
-    let out = delete("three", Some(&fresh)).await;
-    assert_ok_status(&out, 204);
+    delete("three", Some(&fresh)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "three"));
     // A forged token is refused.
     let out = delete(
@@ -1451,10 +1453,9 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert_eq!(out.structured["action"], "gitea_repo_delete");
     let token = out.structured["confirm"].as_str().unwrap().to_string();
     assert!(h.fake.requests().is_empty());
-    let out = h
-        .raw(json!({"method": "DELETE", "path": "/repos/alice/four", "confirm": token}))
-        .await;
-    assert_ok_status(&out, 204);
+    h.raw(json!({"method": "DELETE", "path": "/repos/alice/four", "confirm": token}))
+        .await
+        .ok_status(204);
     assert!(!h.fake.repo_exists("alice", "four"));
 }
 
@@ -1462,8 +1463,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
 async fn without_confirm_destructive_deletes_directly() {
     let h = Harness::start(|a| a.confirm_destructive = Some("false".into())).await;
     h.fake.seed_repo("alice", "demo");
-    let out = h.exec("gitea_repo_delete", demo()).await;
-    assert_ok_status(&out, 204);
+    h.exec("gitea_repo_delete", demo()).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "demo"));
     assert_eq!(h.fake.count("DELETE", "/repos/alice/demo"), 1);
 }
@@ -1487,8 +1487,8 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
     // With a query, and a body on a write.
     let out = h
         .raw(json!({"method": "get", "path": "/api/v1/repos/alice/demo/issues", "query": {"state": "all", "limit": 2}}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+    .ok_status(200);
     assert_eq!(out.structured["action"], "gitea_issue_list");
     assert_eq!(data(&out).as_array().unwrap().len(), 2);
     assert_eq!(out.structured["paging"]["total_count"], 3);
@@ -1496,8 +1496,8 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
     assert_eq!(sent.query_param("limit").as_deref(), Some("2"));
     let out = h
         .raw(json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "raw issue"}}))
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert_eq!(data(&out)["title"], "raw issue");
 
     // Tricks: refused before any request.
@@ -1593,8 +1593,7 @@ async fn raw_requests_can_be_turned_off() {
     }
     assert!(h.fake.requests().is_empty());
     // The actions still work.
-    let out = h.exec("gitea_repo_get", demo()).await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
 }
 
 /// BUG (src/policy `check_unknown` → `catalog::domain_for_path`): the domain of an unknown raw
@@ -1646,8 +1645,8 @@ async fn sudo_acts_as_another_user() {
 
     let out = h
         .exec("gitea_user_get_current", json!({"sudo": "bob"}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["login"], "bob");
     let sent = h.fake.requests().pop().unwrap();
     assert_eq!(sent.header("sudo"), Some("bob"));
@@ -1661,8 +1660,8 @@ async fn sudo_acts_as_another_user() {
             "gitea_issue_create",
             json!({"owner": "alice", "repo": "demo", "sudo": "bob", "body": {"title": "as bob"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["user"]["login"], "bob");
     assert_eq!(
         h.fake.requests().pop().unwrap().acting_user.as_deref(),
@@ -1709,8 +1708,8 @@ async fn release_attachments_are_uploaded_as_multipart() {
                    "attachment": {"filename": "tool-linux.tar.gz", "content_base64": b64(&bytes),
                                   "content_type": "application/gzip"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["name"], "tool-linux.tar.gz");
     assert_eq!(data(&out)["size"], bytes.len());
     let assets = h.fake.release_assets("alice", "demo", release);
@@ -1727,14 +1726,13 @@ async fn release_attachments_are_uploaded_as_multipart() {
     );
 
     // With an explicit `name` (a query parameter) and no content type.
-    let out = h
-        .exec(
-            "gitea_release_create_attachment",
-            json!({"owner": "alice", "repo": "demo", "id": release, "name": "notes.txt",
+    h.exec(
+        "gitea_release_create_attachment",
+        json!({"owner": "alice", "repo": "demo", "id": release, "name": "notes.txt",
                    "attachment": {"filename": "local.txt", "content_base64": b64(b"notes\n")}}),
-        )
-        .await;
-    assert_ok_status(&out, 201);
+    )
+    .await
+    .ok_status(201);
     let assets = h.fake.release_assets("alice", "demo", release);
     assert_eq!(assets[1].name, "notes.txt");
     assert_eq!(assets[1].filename.as_deref(), Some("local.txt"));

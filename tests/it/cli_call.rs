@@ -72,6 +72,17 @@ impl Cli {
 }
 
 impl Cli {
+    /// `call <action> --args <args>` as `token` with extra variables `env` (see [`Cli::call`]).
+    async fn with_args(
+        &self,
+        token: &str,
+        action: &str,
+        args: &str,
+        env: &[(&str, &str)],
+    ) -> Output {
+        self.call(token, &[action, "--args", args], env).await
+    }
+
     /// `call gitea_repo_delete --args <args> --confirm <token>` as alice.
     async fn confirm_delete(&self, args: &str, token: &str) -> Output {
         self.call(
@@ -96,6 +107,12 @@ fn result(o: &Output, code: i32) -> Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
 }
 
+/// Asserts that the process's stderr contains `needle`.
+#[track_caller]
+fn assert_stderr_mentions(o: &Output, needle: &str) {
+    assert!(stderr(o).contains(needle), "{}", stderr(o));
+}
+
 fn delete_args() -> String {
     json!({"owner": "alice", "repo": "demo"}).to_string()
 }
@@ -111,13 +128,10 @@ fn confirm_token(v: &Value) -> String {
 async fn a_successful_call_prints_the_result_json_and_exits_0() {
     let cli = Cli::start().await;
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "demo"}"#,
             &[],
         )
         .await;
@@ -129,13 +143,10 @@ async fn a_successful_call_prints_the_result_json_and_exits_0() {
 
     // A write, by operationId, with the coercions of the execute tool.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "issueCreateIssue",
-                "--args",
-                r#"{"repo": "alice/demo", "body": {"title": "From the CLI"}}"#,
-            ],
+            "issueCreateIssue",
+            r#"{"repo": "alice/demo", "body": {"title": "From the CLI"}}"#,
             &[],
         )
         .await;
@@ -153,32 +164,21 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     let cli = Cli::start().await;
     // Gitea's 404.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "nope"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "nope"}"#,
             &[],
         )
         .await;
     let v = result(&out, 1);
     assert_eq!(v["status"], 404);
-    assert!(
-        stderr(&out).contains("Gitea answered 404"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_mentions(&out, "Gitea answered 404");
 
     // Invalid arguments: refused before any request, the usage line on stderr.
     cli.fake.clear_requests();
     let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_get", "--args", r#"{"owner": "alice"}"#],
-            &[],
-        )
+        .with_args(ALICE, "gitea_repo_get", r#"{"owner": "alice"}"#, &[])
         .await;
     let v = result(&out, 1);
     assert!(
@@ -198,13 +198,10 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     assert_eq!(v["code"], "unknown_action");
     // Withheld for the token's scopes (the CLI reads them from GET /token).
     let out = cli
-        .call(
+        .with_args(
             READER,
-            &[
-                "gitea_issue_create",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
-            ],
+            "gitea_issue_create",
+            r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
             &[],
         )
         .await;
@@ -223,9 +220,7 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     // Bad --args: exit 2, nothing sent.
     cli.fake.clear_requests();
     for bad in ["{owner: alice}", "[1, 2]", "\"alice/demo\"", ""] {
-        let out = cli
-            .call(ALICE, &["gitea_repo_get", "--args", bad], &[])
-            .await;
+        let out = cli.with_args(ALICE, "gitea_repo_get", bad, &[]).await;
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -233,14 +228,14 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
             stdout(&out),
             stderr(&out)
         );
-        assert!(stderr(&out).contains("--args"), "{}", stderr(&out));
+        assert_stderr_mentions(&out, "--args");
     }
     // A bad setting: exit 2, naming the variable.
     let out = cli
         .call(ALICE, &["gitea_repo_get"], &[("READ_ONLY", "maybe")])
         .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("READ_ONLY"), "{}", stderr(&out));
+    assert_stderr_mentions(&out, "READ_ONLY");
     assert!(cli.fake.requests().is_empty(), "{:?}", cli.fake.requests());
 }
 
@@ -262,13 +257,11 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     assert_eq!(v["request"]["method"], "DELETE");
 
     // No confirmation: exit 1, the token on stdout (JSON) and stderr (text), nothing sent.
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let v = result(&out, 1);
     assert_eq!(v["confirmation_required"], true);
     let token = confirm_token(&v);
-    assert!(stderr(&out).contains(&token), "{}", stderr(&out));
+    assert_stderr_mentions(&out, &token);
     assert!(cli.fake.repo_exists("alice", "demo"));
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 0);
 
@@ -297,9 +290,7 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     assert_ne!(confirm_token(&v), token);
 
     // A fresh preview, then a second process confirms it: deleted.
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let token = confirm_token(&result(&out, 1));
     let out = cli.confirm_delete(&args, &token).await;
     let v = result(&out, 0);
@@ -332,13 +323,10 @@ async fn settings_reach_the_call() {
     // CONFIRM_DESTRUCTIVE=false: deleted at once.
     cli.fake.seed_repo("alice", "gone");
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_delete",
-                "--args",
-                r#"{"owner": "alice", "repo": "gone"}"#,
-            ],
+            "gitea_repo_delete",
+            r#"{"owner": "alice", "repo": "gone"}"#,
             &[("CONFIRM_DESTRUCTIVE", "false")],
         )
         .await;
@@ -346,22 +334,15 @@ async fn settings_reach_the_call() {
     assert!(!cli.fake.repo_exists("alice", "gone"));
     // READ_ONLY: withheld, exit 1.
     let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_delete", "--args", &args],
-            &[("READ_ONLY", "true")],
-        )
+        .with_args(ALICE, "gitea_repo_delete", &args, &[("READ_ONLY", "true")])
         .await;
     assert_eq!(result(&out, 1)["withheld"]["code"], "read_only");
     // SAFE_MODE: a write is previewed (exit 0), nothing sent.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_issue_create",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
-            ],
+            "gitea_issue_create",
+            r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
             &[("SAFE_MODE", "true")],
         )
         .await;
@@ -393,17 +374,14 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
     let log_env = log.display().to_string();
     let env = [("AUDIT_LOG", log_env.as_str())];
     let ok = cli
-        .call(ALICE, &["gitea_repo_get", "--args", &delete_args()], &env)
+        .with_args(ALICE, "gitea_repo_get", &delete_args(), &env)
         .await;
     result(&ok, 0);
     let missing = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "nope"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "nope"}"#,
             &env,
         )
         .await;
@@ -435,9 +413,7 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
 async fn other_spellings_of_a_confirmation_are_refused() {
     let cli = Cli::start().await;
     let args = delete_args();
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let token = confirm_token(&result(&out, 1));
     let (expiry, rest) = token[1..].split_once('.').expect("a token");
     for s in [

@@ -120,6 +120,13 @@ impl Mcp {
         }
     }
 
+    /// A server over the fixture and `fake` (no arguments), past the handshake.
+    async fn ready(fake: &FakeGitea) -> Mcp {
+        let mut mcp = Mcp::spawn(&[], &env_for(fake, &fixture()));
+        mcp.initialize().await;
+        mcp
+    }
+
     /// The server's stderr so far.
     fn stderr(&self) -> String {
         self.stderr.text()
@@ -709,8 +716,7 @@ async fn find_then_execute_reaches_the_fake_gitea() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_are_error_results_that_name_the_problem() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     fake.clear_requests();
 
     let out = mcp
@@ -824,8 +830,7 @@ async fn withheld_actions_answer_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_tools_are_error_results_not_protocol_errors() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for name in ["no_such_tool", "test_simple_text", "gitea_issue_list"] {
         let resp = mcp
             .request("tools/call", Some(json!({"name": name, "arguments": {}})))
@@ -1251,8 +1256,7 @@ async fn withheld_resources_answer_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_lines_do_not_stop_the_server() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for garbage in [
         &b"this is not json"[..],
         b"{\"jsonrpc\":\"2.0\",",
@@ -1290,8 +1294,7 @@ async fn garbage_lines_do_not_stop_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_megabyte_line_does_not_crash_the_server() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let big = "x".repeat(2 << 20);
 
     // 2 MB of garbage on one line.
@@ -1352,8 +1355,7 @@ async fn requests_before_initialize_get_errors_and_the_handshake_still_works() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_methods_are_method_not_found() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     // Not offered: prompts, completions, MCP logging (SEP-2577), subscriptions.
     for method in [
         "no/such/method",
@@ -1372,8 +1374,7 @@ async fn unknown_methods_are_method_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelined_requests_are_all_answered_by_id() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let ids = [
         mcp.send_request("tools/list", None),
         mcp.send_request("ping", None),
@@ -1424,8 +1425,7 @@ async fn pipelined_requests_are_all_answered_by_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_tool_calls_are_invalid_params() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for params in [
         json!({"name": "gitea_find_action", "arguments": "not an object"}),
         json!({"name": "gitea_find_action", "arguments": [1, 2]}),
@@ -1445,8 +1445,7 @@ async fn the_pull_request_resource_embeds_recent_comments_and_reviews() {
     let pr = fake.seed_pull("alice", "demo", "feature", "main", "Add f");
     fake.seed_comments("alice", "demo", pr, 35);
     fake.seed_reviews("alice", "demo", pr, 65);
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let (v, _) = mcp
         .read_json(&format!("gitea://repo/alice/demo/pr/{pr}"))
         .await;
@@ -1481,8 +1480,7 @@ async fn the_pull_request_resource_embeds_recent_comments_and_reviews() {
 async fn a_confirmation_over_stdio_is_redeemed_once_in_one_spelling() {
     let fake = fake_with_repo().await;
     fake.clear_requests();
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let delete = json!({"action": "gitea_repo_delete",
         "arguments": {"owner": "alice", "repo": "demo"}});
     let preview = mcp.call_tool("gitea_execute_action", delete.clone()).await;

@@ -633,6 +633,16 @@ fn valid_ref_name(name: &str) -> bool {
             .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
 }
 
+/// The body's `key`, which must be present (`[field]: Required`) and a valid ref name
+/// (`[field]: GitRefName`).
+fn required_ref_name(body: &Body, key: &str, field: &str) -> Result<String, Reply> {
+    let name = body.required(key, field)?;
+    if !valid_ref_name(&name) {
+        return Err(Reply::validation(field, "GitRefName"));
+    }
+    Ok(name)
+}
+
 fn valid_tree_path(path: &str) -> bool {
     !path.is_empty()
         && !path.starts_with('/')
@@ -1022,10 +1032,7 @@ fn create_branch(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
     require_write(st, ri, call)?;
     let body = call.body()?;
-    let name = body.required("new_branch_name", "BranchName")?;
-    if !valid_ref_name(&name) {
-        return Err(Reply::validation("BranchName", "GitRefName"));
-    }
+    let name = required_ref_name(&body, "new_branch_name", "BranchName")?;
     let repo = &st.repos[ri];
     let from = body
         .str("old_ref_name")?
@@ -2143,10 +2150,7 @@ fn create_release(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
     require_write(st, ri, call)?;
     let body = call.body()?;
-    let tag = body.required("tag_name", "TagName")?;
-    if !valid_ref_name(&tag) {
-        return Err(Reply::validation("TagName", "GitRefName"));
-    }
+    let tag = required_ref_name(&body, "tag_name", "TagName")?;
     let repo = &st.repos[ri];
     if repo.releases.iter().any(|r| r.tag == tag) {
         return Err(Reply::error(

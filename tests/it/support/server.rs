@@ -942,60 +942,61 @@ impl FakeGitea {
 
     /// `"open"` or `"closed"` for an issue or pull request.
     pub fn issue_state(&self, owner: &str, repo: &str, index: i64) -> Option<String> {
+        self.with_issue(owner, repo, index, |_, issue| {
+            if issue.open { "open" } else { "closed" }.to_string()
+        })
+    }
+
+    /// `look` applied to issue (or pull request) `index` and its repository; `None` when either
+    /// does not exist.
+    fn with_issue<T>(
+        &self,
+        owner: &str,
+        repo: &str,
+        index: i64,
+        look: impl FnOnce(&super::state::Repo, &super::state::Issue) -> T,
+    ) -> Option<T> {
         let st = self.state();
-        let ri = st.repo_idx(owner, repo)?;
-        let issue = st.repos[ri].issue(index)?;
-        Some(if issue.open { "open" } else { "closed" }.to_string())
+        let r = &st.repos[st.repo_idx(owner, repo)?];
+        Some(look(r, r.issue(index)?))
     }
 
     /// The label names of an issue or pull request.
     pub fn issue_labels(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        let r = &st.repos[ri];
-        r.issue(index)
-            .map(|i| {
-                i.label_ids
-                    .iter()
-                    .filter_map(|id| r.label_by_id(*id))
-                    .map(|l| l.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |r, i| {
+            i.label_ids
+                .iter()
+                .filter_map(|id| r.label_by_id(*id))
+                .map(|l| l.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
     }
 
     /// The comment bodies of an issue or pull request, oldest first.
     pub fn comments(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        st.repos[ri]
-            .issue(index)
-            .map(|i| i.comments.iter().map(|c| c.body.clone()).collect())
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |_, i| {
+            i.comments.iter().map(|c| c.body.clone()).collect()
+        })
+        .unwrap_or_default()
     }
 
     /// Whether pull request `index` is merged (`None` when it does not exist).
     pub fn pull_merged(&self, owner: &str, repo: &str, index: i64) -> Option<bool> {
-        let st = self.state();
-        let ri = st.repo_idx(owner, repo)?;
-        st.repos[ri].issue(index)?.pull.as_ref().map(|p| p.merged)
+        self.with_issue(owner, repo, index, |_, i| i.pull.as_ref().map(|p| p.merged))?
     }
 
     /// The review states (`APPROVED`, …) of pull request `index`, oldest first.
     pub fn reviews(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        st.repos[ri]
-            .issue(index)
-            .and_then(|i| i.pull.as_ref())
-            .map(|p| p.reviews.iter().map(|r| r.state.clone()).collect())
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |_, i| {
+            let reviews = i.pull.as_ref().map(|p| p.reviews.as_slice());
+            reviews
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r.state.clone())
+                .collect()
+        })
+        .unwrap_or_default()
     }
 
     /// The assets uploaded to a release.

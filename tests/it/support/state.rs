@@ -141,6 +141,15 @@ pub struct Issue {
 }
 
 impl Issue {
+    /// The segment of its web URL: `pulls` for a pull request, `issues` otherwise.
+    pub fn web_kind(&self) -> &'static str {
+        if self.pull.is_some() {
+            "pulls"
+        } else {
+            "issues"
+        }
+    }
+
     /// An open issue `id` titled `title` by `poster`, created at `now`, with no body, labels,
     /// assignees, comments or due date; [`Repo::push_issue`] gives it its index.
     pub fn new(id: i64, title: String, poster: String, now: i64) -> Issue {
@@ -820,11 +829,7 @@ impl State {
     pub fn issue_json(&self, repo: &Repo, issue: &Issue) -> Value {
         let base = &self.base_url;
         let full = repo.full_name();
-        let kind = if issue.pull.is_some() {
-            "pulls"
-        } else {
-            "issues"
-        };
+        let kind = issue.web_kind();
         let (assignee, assignees) = self.assignees_of(issue);
         json!({
             "id": issue.id,
@@ -928,11 +933,7 @@ impl State {
     pub fn comment_json(&self, repo: &Repo, issue: &Issue, c: &Comment) -> Value {
         let base = &self.base_url;
         let full = repo.full_name();
-        let kind = if issue.pull.is_some() {
-            "pulls"
-        } else {
-            "issues"
-        };
+        let kind = issue.web_kind();
         json!({
             "id": c.id,
             "html_url": format!("{base}/{full}/{kind}/{}#issuecomment-{}", issue.index, c.id),

@@ -11,14 +11,31 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+
+use aegis_gitea_mcp::spec::Spec;
+use base64::Engine as _;
 
 /// The fixture API description every test may use.
 pub const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/gitea-mini.swagger.json"
 );
+
+/// The fixture document, parsed once per test binary.
+pub fn fixture_spec() -> &'static Spec {
+    static SPEC: OnceLock<Spec> = OnceLock::new();
+    SPEC.get_or_init(|| {
+        aegis_gitea_mcp::app::load_spec_file(Path::new(FIXTURE), None).expect("the fixture loads")
+    })
+}
+
+/// `bytes` in standard base64 (Gitea's file contents).
+pub fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
 
 /// The three documents and how many operations each one has (per `SOURCE.md`).
 #[allow(dead_code)] // not every test crate walks all three

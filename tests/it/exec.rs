@@ -5,16 +5,15 @@
 //! token (nor any other secret a test used) appears in any of them.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use crate::common::{b64, fixture_spec};
 use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Caller, Context, ExecConfig};
-use aegis_gitea_mcp::spec::Spec;
 use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{self, ToolOutput};
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 // ---- secrets ----------------------------------------------------------------------------------
@@ -50,15 +49,6 @@ fn assert_no_secret(what: &str, text: &str) {
 
 // ---- the harness ------------------------------------------------------------------------------
 
-/// The fixture document, parsed once per test binary.
-fn spec() -> &'static Spec {
-    static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        aegis_gitea_mcp::app::load_spec_file(Path::new(crate::common::FIXTURE), None)
-            .expect("the fixture loads")
-    })
-}
-
 /// An executor for `config`, built the way the server builds one.
 fn executor(config: &Config) -> Context {
     Context::new(config, ExecConfig::from_config(config), Default::default()).expect("an executor")
@@ -77,7 +67,7 @@ impl Harness {
     /// A fake Gitea with tokens for alice, bob and a read-only reader, and an executor
     /// configured by `settings` (alice's token).
     async fn start(settings: impl FnOnce(&mut GlobalArgs)) -> Harness {
-        let spec = spec();
+        let spec = fixture_spec();
         let path = PathBuf::from(crate::common::FIXTURE);
         let fake = FakeGitea::start().await;
         fake.add_token(ALICE, "alice", &WRITE_SCOPES);
@@ -254,10 +244,6 @@ fn demo() -> Value {
 /// The arguments of `gitea_issue_create` for an issue titled `title` in `alice/demo`.
 fn demo_issue(title: &str) -> Value {
     json!({"owner": "alice", "repo": "demo", "body": {"title": title}})
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 // ---- 1. the whole flow ------------------------------------------------------------------------

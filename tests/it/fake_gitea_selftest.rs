@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::common::{http_client, http_client_builder};
+use crate::common::{b64, http_client, http_client_builder};
 use crate::support::{FakeGitea, Fault, RedirectTarget};
 use base64::Engine as _;
 use reqwest::header::HeaderMap;
@@ -28,10 +28,6 @@ fn no_redirect_client() -> Client {
 fn seed_demo(fake: &FakeGitea, scopes: &[&str]) {
     fake.seed_repo("alice", "demo");
     fake.add_token("tok", "alice", scopes);
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 struct Resp {

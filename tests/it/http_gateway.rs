@@ -13,11 +13,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::common::{
-    Captured, FIXTURE, bin_with_empty_env, http_client, on_each_line, stderr, stdout,
+    Captured, FIXTURE, bin_with_empty_env, fixture_spec, http_client, on_each_line, stderr, stdout,
 };
 use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::app::App;
@@ -55,13 +54,6 @@ const PASSWORD: &str = "pw-Corr3ct-Horse-B4ttery";
 const DEADLINE: Duration = Duration::from_secs(120);
 
 // ---- the documents ----------------------------------------------------------------------------
-
-fn fixture_spec() -> &'static Spec {
-    static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        aegis_gitea_mcp::app::load_spec_file(Path::new(FIXTURE), None).expect("the fixture loads")
-    })
-}
 
 fn keys(pairs: &[(&str, &str)]) -> ApiKeys {
     let text: String = pairs

@@ -9,39 +9,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::{BIN, FIXTURE, bin_without_host_settings, stderr, stdout};
 use crate::support::FakeGitea;
 use serde_json::{Value, json};
 
 const ALICE: &str = "tok-cli-alice-4d2f8a6c1e9b";
 const READER: &str = "tok-cli-reader-7a3c5e9f1b2d";
-
-/// Variables the binary reads; none may come from the host.
-const CLEARED: [&str; 24] = [
-    "GITEA_URL",
-    "GITEA_HOST",
-    "GITEA_TOKEN",
-    "GITEA_ACCESS_TOKEN",
-    "GITEA_SPEC",
-    "GITEA_SPEC_SHA256",
-    "TOOLSETS",
-    "READ_ONLY",
-    "DISABLED_TOOLS",
-    "GITEA_CA_FILE",
-    "GITEA_INSECURE",
-    "GITEA_TIMEOUT_SECS",
-    "GITEA_CONNECT_TIMEOUT_SECS",
-    "GITEA_MAX_CONCURRENCY",
-    "GITEA_RETRIES",
-    "MAX_RESPONSE_BYTES",
-    "MAX_FILE_SIZE_BYTES",
-    "SAFE_MODE",
-    "CONFIRM_DESTRUCTIVE",
-    "RAW_REQUESTS",
-    "RAW_UNKNOWN_PATHS",
-    "AUDIT_LOG",
-    "LOG_LEVEL",
-    "RUST_LOG",
-];
 
 struct Cli {
     fake: FakeGitea,
@@ -52,10 +25,7 @@ struct Cli {
 impl Cli {
     /// A fake with alice's repository `alice/demo`.
     async fn start() -> Cli {
-        let spec = PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/gitea-mini.swagger.json"
-        ));
+        let spec = PathBuf::from(FIXTURE);
         let fake = FakeGitea::start().await;
         fake.add_token(
             ALICE,
@@ -75,10 +45,7 @@ impl Cli {
     /// `aegis-gitea-mcp call <args> --spec <fixture>` with `token`, debug logs on stderr, and
     /// extra variables `env`.
     async fn call(&self, token: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        for var in CLEARED {
-            cmd.env_remove(var);
-        }
+        let mut cmd = bin_without_host_settings();
         cmd.env("GITEA_URL", self.fake.url())
             .env("GITEA_TOKEN", token)
             .env("LOG_LEVEL", "debug")
@@ -105,6 +72,17 @@ impl Cli {
 }
 
 impl Cli {
+    /// `call <action> --args <args>` as `token` with extra variables `env` (see [`Cli::call`]).
+    async fn with_args(
+        &self,
+        token: &str,
+        action: &str,
+        args: &str,
+        env: &[(&str, &str)],
+    ) -> Output {
+        self.call(token, &[action, "--args", args], env).await
+    }
+
     /// `call gitea_repo_delete --args <args> --confirm <token>` as alice.
     async fn confirm_delete(&self, args: &str, token: &str) -> Output {
         self.call(
@@ -114,14 +92,6 @@ impl Cli {
         )
         .await
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Asserts the exit code and returns stdout parsed as JSON.
@@ -135,6 +105,12 @@ fn result(o: &Output, code: i32) -> Value {
     );
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+/// Asserts that the process's stderr contains `needle`.
+#[track_caller]
+fn assert_stderr_mentions(o: &Output, needle: &str) {
+    assert!(stderr(o).contains(needle), "{}", stderr(o));
 }
 
 fn delete_args() -> String {
@@ -152,13 +128,10 @@ fn confirm_token(v: &Value) -> String {
 async fn a_successful_call_prints_the_result_json_and_exits_0() {
     let cli = Cli::start().await;
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "demo"}"#,
             &[],
         )
         .await;
@@ -170,13 +143,10 @@ async fn a_successful_call_prints_the_result_json_and_exits_0() {
 
     // A write, by operationId, with the coercions of the execute tool.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "issueCreateIssue",
-                "--args",
-                r#"{"repo": "alice/demo", "body": {"title": "From the CLI"}}"#,
-            ],
+            "issueCreateIssue",
+            r#"{"repo": "alice/demo", "body": {"title": "From the CLI"}}"#,
             &[],
         )
         .await;
@@ -194,32 +164,21 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     let cli = Cli::start().await;
     // Gitea's 404.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "nope"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "nope"}"#,
             &[],
         )
         .await;
     let v = result(&out, 1);
     assert_eq!(v["status"], 404);
-    assert!(
-        stderr(&out).contains("Gitea answered 404"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_mentions(&out, "Gitea answered 404");
 
     // Invalid arguments: refused before any request, the usage line on stderr.
     cli.fake.clear_requests();
     let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_get", "--args", r#"{"owner": "alice"}"#],
-            &[],
-        )
+        .with_args(ALICE, "gitea_repo_get", r#"{"owner": "alice"}"#, &[])
         .await;
     let v = result(&out, 1);
     assert!(
@@ -239,13 +198,10 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     assert_eq!(v["code"], "unknown_action");
     // Withheld for the token's scopes (the CLI reads them from GET /token).
     let out = cli
-        .call(
+        .with_args(
             READER,
-            &[
-                "gitea_issue_create",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
-            ],
+            "gitea_issue_create",
+            r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
             &[],
         )
         .await;
@@ -264,9 +220,7 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
     // Bad --args: exit 2, nothing sent.
     cli.fake.clear_requests();
     for bad in ["{owner: alice}", "[1, 2]", "\"alice/demo\"", ""] {
-        let out = cli
-            .call(ALICE, &["gitea_repo_get", "--args", bad], &[])
-            .await;
+        let out = cli.with_args(ALICE, "gitea_repo_get", bad, &[]).await;
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -274,14 +228,14 @@ async fn error_results_exit_1_and_usage_errors_exit_2() {
             stdout(&out),
             stderr(&out)
         );
-        assert!(stderr(&out).contains("--args"), "{}", stderr(&out));
+        assert_stderr_mentions(&out, "--args");
     }
     // A bad setting: exit 2, naming the variable.
     let out = cli
         .call(ALICE, &["gitea_repo_get"], &[("READ_ONLY", "maybe")])
         .await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("READ_ONLY"), "{}", stderr(&out));
+    assert_stderr_mentions(&out, "READ_ONLY");
     assert!(cli.fake.requests().is_empty(), "{:?}", cli.fake.requests());
 }
 
@@ -303,13 +257,11 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     assert_eq!(v["request"]["method"], "DELETE");
 
     // No confirmation: exit 1, the token on stdout (JSON) and stderr (text), nothing sent.
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let v = result(&out, 1);
     assert_eq!(v["confirmation_required"], true);
     let token = confirm_token(&v);
-    assert!(stderr(&out).contains(&token), "{}", stderr(&out));
+    assert_stderr_mentions(&out, &token);
     assert!(cli.fake.repo_exists("alice", "demo"));
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 0);
 
@@ -338,9 +290,7 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     assert_ne!(confirm_token(&v), token);
 
     // A fresh preview, then a second process confirms it: deleted.
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let token = confirm_token(&result(&out, 1));
     let out = cli.confirm_delete(&args, &token).await;
     let v = result(&out, 0);
@@ -373,13 +323,10 @@ async fn settings_reach_the_call() {
     // CONFIRM_DESTRUCTIVE=false: deleted at once.
     cli.fake.seed_repo("alice", "gone");
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_delete",
-                "--args",
-                r#"{"owner": "alice", "repo": "gone"}"#,
-            ],
+            "gitea_repo_delete",
+            r#"{"owner": "alice", "repo": "gone"}"#,
             &[("CONFIRM_DESTRUCTIVE", "false")],
         )
         .await;
@@ -387,22 +334,15 @@ async fn settings_reach_the_call() {
     assert!(!cli.fake.repo_exists("alice", "gone"));
     // READ_ONLY: withheld, exit 1.
     let out = cli
-        .call(
-            ALICE,
-            &["gitea_repo_delete", "--args", &args],
-            &[("READ_ONLY", "true")],
-        )
+        .with_args(ALICE, "gitea_repo_delete", &args, &[("READ_ONLY", "true")])
         .await;
     assert_eq!(result(&out, 1)["withheld"]["code"], "read_only");
     // SAFE_MODE: a write is previewed (exit 0), nothing sent.
     let out = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_issue_create",
-                "--args",
-                r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
-            ],
+            "gitea_issue_create",
+            r#"{"owner": "alice", "repo": "demo", "body": {"title": "x"}}"#,
             &[("SAFE_MODE", "true")],
         )
         .await;
@@ -434,17 +374,14 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
     let log_env = log.display().to_string();
     let env = [("AUDIT_LOG", log_env.as_str())];
     let ok = cli
-        .call(ALICE, &["gitea_repo_get", "--args", &delete_args()], &env)
+        .with_args(ALICE, "gitea_repo_get", &delete_args(), &env)
         .await;
     result(&ok, 0);
     let missing = cli
-        .call(
+        .with_args(
             ALICE,
-            &[
-                "gitea_repo_get",
-                "--args",
-                r#"{"owner": "alice", "repo": "nope"}"#,
-            ],
+            "gitea_repo_get",
+            r#"{"owner": "alice", "repo": "nope"}"#,
             &env,
         )
         .await;
@@ -464,25 +401,19 @@ async fn calls_are_audited_when_an_audit_log_is_configured() {
         records[1]["prev"], records[0]["hash"],
         "the second process continued the chain"
     );
-    let verified = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
+    let verified = Command::new(BIN)
         .args(["audit", "verify"])
         .arg(&log)
         .output()
         .expect("audit verify runs");
-    assert!(
-        verified.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verified.stdout)
-    );
+    assert!(verified.status.success(), "{}", stdout(&verified));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_spellings_of_a_confirmation_are_refused() {
     let cli = Cli::start().await;
     let args = delete_args();
-    let out = cli
-        .call(ALICE, &["gitea_repo_delete", "--args", &args], &[])
-        .await;
+    let out = cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
     let token = confirm_token(&result(&out, 1));
     let (expiry, rest) = token[1..].split_once('.').expect("a token");
     for s in [

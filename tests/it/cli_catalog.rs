@@ -5,53 +5,22 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::{FIXTURE, bin_without_host_settings, stderr, stdout};
 use aegis_gitea_mcp::catalog::Domain;
 use aegis_gitea_mcp::digest::sha256_hex;
 use serde_json::Value;
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
-
-/// Variables the binary reads; none may come from the host.
-const CLEARED: [&str; 12] = [
-    "DISABLED_TOOLS_ALLOW_UNKNOWN",
-    "GITEA_URL",
-    "GITEA_HOST",
-    "GITEA_TOKEN",
-    "GITEA_ACCESS_TOKEN",
-    "TOOLSETS",
-    "READ_ONLY",
-    "DISABLED_TOOLS",
-    "GITEA_SPEC",
-    "GITEA_SPEC_SHA256",
-    "LOG_LEVEL",
-    "RUST_LOG",
-];
-
 /// `aegis-gitea-mcp catalog --spec <fixture> <args>`, run in `dir` with a clean environment.
 fn catalog(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-    for var in CLEARED {
-        cmd.env_remove(var);
-    }
+    let mut cmd = bin_without_host_settings();
     cmd.envs(env.iter().copied())
         .current_dir(dir)
         .arg("catalog")
         .args(["--spec", FIXTURE])
         .args(args);
     cmd.output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn tmp() -> tempfile::TempDir {
@@ -244,11 +213,7 @@ fn policy_variables_mark_withheld_actions_in_the_table() {
 #[test]
 fn a_closed_standard_output_ends_the_command_quietly() {
     let dir = tmp();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-    for var in CLEARED {
-        cmd.env_remove(var);
-    }
-    let mut child = cmd
+    let mut child = bin_without_host_settings()
         .current_dir(dir.path())
         .args(["catalog", "--json", "--spec", FIXTURE])
         .stdout(std::process::Stdio::piped())

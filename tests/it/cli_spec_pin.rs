@@ -3,12 +3,9 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
+use crate::common::{FIXTURE, bin_without_host_settings, stderr, stdout};
 
 /// Serves `body` at `/swagger.v1.json` (404 elsewhere) for `requests` connections; returns the
 /// base URL.
@@ -43,18 +40,11 @@ fn serve(body: Vec<u8>, requests: usize) -> String {
 }
 
 fn run(dir: &Path, url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
+    bin_without_host_settings()
         .args(args)
         .current_dir(dir)
         .env("GITEA_URL", url)
         .env("NO_PROXY", "*")
-        .env_remove("GITEA_HOST")
-        .env_remove("GITEA_TOKEN")
-        .env_remove("GITEA_ACCESS_TOKEN")
-        .env_remove("GITEA_SPEC")
-        .env_remove("GITEA_SPEC_SHA256")
-        .env_remove("HTTP_PROXY")
-        .env_remove("http_proxy")
         .output()
         .expect("run the binary")
 }
@@ -65,26 +55,18 @@ fn pin_writes_the_document_and_its_hash_then_check_compares() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = serve(doc.clone(), 1);
     let out = run(dir.path(), &url, &["spec", "pin"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let pinned = dir.path().join("spec/gitea-swagger.v1.json");
     assert_eq!(std::fs::read(&pinned).expect("pinned file"), doc);
     let hash = aegis_gitea_mcp::digest::sha256_hex(&doc);
     let pin = std::fs::read_to_string(dir.path().join("spec/gitea-swagger.v1.json.sha256"))
         .expect("pin file");
     assert_eq!(pin, format!("{hash}  gitea-swagger.v1.json\n"));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&hash));
+    assert!(stdout(&out).contains(&hash));
 
     // The pinned file is now the default source, and it is checked against its pin.
     let out = run(dir.path(), "http://127.0.0.1:9", &["catalog", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     std::fs::write(
         &pinned,
         String::from_utf8_lossy(&doc).replace("Get a repository", "Get a repo!"),
@@ -93,19 +75,15 @@ fn pin_writes_the_document_and_its_hash_then_check_compares() {
     let out = run(dir.path(), "http://127.0.0.1:9", &["catalog"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&hash),
+        stderr(&out).contains(&hash),
         "the error names the pinned hash"
     );
 
     // Same document: identical, exit 0.
     std::fs::write(&pinned, &doc).expect("restore");
     let out = run(dir.path(), &serve(doc.clone(), 1), &["spec", "check"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("identical"));
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).contains("identical"));
 
     // The instance dropped one operation and added another: exit 1 with both listed.
     let changed = String::from_utf8_lossy(&doc).replace("\"getVersion\"", "\"getServerVersion\"");
@@ -115,7 +93,7 @@ fn pin_writes_the_document_and_its_hash_then_check_compares() {
         &["spec", "check"],
     );
     assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(text.contains("added: 1\n  getServerVersion"), "{text}");
     assert!(text.contains("removed: 1\n  getVersion"), "{text}");
 }
@@ -129,7 +107,7 @@ fn pin_refuses_a_document_it_cannot_use() {
     );
     let out = run(dir.path(), &url, &["spec", "pin"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/paths/~1x/get/operationId"));
+    assert!(stderr(&out).contains("/paths/~1x/get/operationId"));
     assert!(
         !dir.path().join("spec/gitea-swagger.v1.json").exists(),
         "nothing is written"

@@ -5,16 +5,15 @@
 //! token (nor any other secret a test used) appears in any of them.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
+use crate::common::{b64, fixture_spec};
 use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::config::{Config, GlobalArgs};
 use aegis_gitea_mcp::exec::{Caller, Context, ExecConfig};
-use aegis_gitea_mcp::spec::Spec;
 use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools::{self, ToolOutput};
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 // ---- secrets ----------------------------------------------------------------------------------
@@ -50,13 +49,9 @@ fn assert_no_secret(what: &str, text: &str) {
 
 // ---- the harness ------------------------------------------------------------------------------
 
-/// The fixture document, parsed once per test binary.
-fn spec() -> &'static Spec {
-    static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        aegis_gitea_mcp::app::load_spec_file(Path::new(crate::common::FIXTURE), None)
-            .expect("the fixture loads")
-    })
+/// An executor for `config`, built the way the server builds one.
+fn executor(config: &Config) -> Context {
+    Context::new(config, ExecConfig::from_config(config), Default::default()).expect("an executor")
 }
 
 struct Harness {
@@ -72,7 +67,7 @@ impl Harness {
     /// A fake Gitea with tokens for alice, bob and a read-only reader, and an executor
     /// configured by `settings` (alice's token).
     async fn start(settings: impl FnOnce(&mut GlobalArgs)) -> Harness {
-        let spec = spec();
+        let spec = fixture_spec();
         let path = PathBuf::from(crate::common::FIXTURE);
         let fake = FakeGitea::start().await;
         fake.add_token(ALICE, "alice", &WRITE_SCOPES);
@@ -91,12 +86,7 @@ impl Harness {
         settings(&mut args);
         let config = Config::from_args(&args).expect("a valid configuration");
         let state = State::new(spec, &config.policy).expect("the state builds");
-        let ctx = Context::new(
-            &config,
-            ExecConfig::from_config(&config),
-            Default::default(),
-        )
-        .expect("an executor");
+        let ctx = executor(&config);
         Harness {
             fake,
             args,
@@ -106,19 +96,21 @@ impl Harness {
         }
     }
 
+    /// [`Harness::start`] with alice's repository `alice/demo`, the request log then cleared.
+    async fn with_demo(settings: impl FnOnce(&mut GlobalArgs)) -> Harness {
+        let h = Harness::start(settings).await;
+        h.fake.seed_repo("alice", "demo");
+        h.fake.clear_requests();
+        h
+    }
+
     /// Another executor with the same settings and another token.
     fn context(&self, token: &str) -> Context {
         let args = GlobalArgs {
             gitea_token: Some(token.into()),
             ..self.args.clone()
         };
-        let config = Config::from_args(&args).expect("a valid configuration");
-        Context::new(
-            &config,
-            ExecConfig::from_config(&config),
-            Default::default(),
-        )
-        .expect("an executor")
+        executor(&Config::from_args(&args).expect("a valid configuration"))
     }
 
     fn record(&self, out: ToolOutput) -> ToolOutput {
@@ -180,7 +172,22 @@ impl Drop for Harness {
     }
 }
 
+/// Checks on a tool output that hand it back, to chain after `.await`.
+trait Checked {
+    /// [`assert_ok_status`], then the output.
+    fn ok_status(self, status: u16) -> Self;
+}
+
+impl Checked for ToolOutput {
+    #[track_caller]
+    fn ok_status(self, status: u16) -> ToolOutput {
+        assert_ok_status(&self, status);
+        self
+    }
+}
+
 /// Asserts a successful answer and returns its `data`.
+#[track_caller]
 fn data(out: &ToolOutput) -> &Value {
     assert!(!out.is_error, "unexpected error: {}", out.text);
     assert!(
@@ -191,12 +198,15 @@ fn data(out: &ToolOutput) -> &Value {
     &out.structured["data"]
 }
 
+#[track_caller]
 fn assert_ok_status(out: &ToolOutput, status: u16) {
     assert!(!out.is_error, "unexpected error: {}", out.text);
     assert_eq!(out.structured["status"], status, "{}", out.structured);
 }
 
-fn assert_error(out: &ToolOutput, needles: &[&str]) {
+/// Asserts an error result whose text mentions every one of `needles`.
+#[track_caller]
+fn assert_error_mentions(out: &ToolOutput, needles: &[&str]) {
     assert!(out.is_error, "expected an error, got {}", out.text);
     for n in needles {
         assert!(
@@ -205,6 +215,12 @@ fn assert_error(out: &ToolOutput, needles: &[&str]) {
             out.text
         );
     }
+}
+
+/// Asserts an error result that mentions `needles` and carries an `error` object.
+#[track_caller]
+fn assert_error(out: &ToolOutput, needles: &[&str]) {
+    assert_error_mentions(out, needles);
     assert!(
         out.structured.get("error").is_some(),
         "no `error` in {}",
@@ -214,20 +230,20 @@ fn assert_error(out: &ToolOutput, needles: &[&str]) {
 
 /// Like [`assert_error`] for the answers shaped after Gitea replied 2xx (malformed JSON, a file
 /// over the size limit): they say what went wrong in the text and carry the status.
+#[track_caller]
 fn assert_failed_answer(out: &ToolOutput, needles: &[&str]) {
-    assert!(out.is_error, "expected an error, got {}", out.text);
-    for n in needles {
-        assert!(
-            out.text.contains(n),
-            "the error does not mention {n:?}: {}",
-            out.text
-        );
-    }
+    assert_error_mentions(out, needles);
     assert!(out.structured["status"].is_u64(), "{}", out.structured);
 }
 
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+/// The arguments naming alice's repository `alice/demo`.
+fn demo() -> Value {
+    json!({"owner": "alice", "repo": "demo"})
+}
+
+/// The arguments of `gitea_issue_create` for an issue titled `title` in `alice/demo`.
+fn demo_issue(title: &str) -> Value {
+    json!({"owner": "alice", "repo": "demo", "body": {"title": title}})
 }
 
 // ---- 1. the whole flow ------------------------------------------------------------------------
@@ -243,8 +259,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_user_create_current_repo",
             json!({"body": {"name": "demo", "auto_init": true, "description": "flow"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(out.structured["action"], "gitea_user_create_current_repo");
     let repo = data(&out);
     assert_eq!(repo["full_name"], "alice/demo");
@@ -258,8 +274,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             json!({"owner": "alice", "repo": "demo", "filepath": "docs/hello world.md",
                    "body": {"content": b64(b"hello\n"), "message": "Add hello"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["content"]["path"], "docs/hello world.md");
     assert_eq!(
         h.fake.file("alice", "demo", "main", "docs/hello world.md"),
@@ -277,8 +293,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create",
             json!({"owner": "alice", "repo": "demo", "body": {"title": "Crash on start", "body": "trace"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     let issue = data(&out)["number"].as_i64().expect("an issue number");
     assert_eq!(data(&out)["title"], "Crash on start");
     assert_eq!(
@@ -291,8 +307,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create_comment",
             json!({"owner": "alice", "repo": "demo", "index": issue, "body": {"body": "Looking into it"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert_eq!(data(&out)["body"], "Looking into it");
     assert_eq!(h.fake.comments("alice", "demo", issue), ["Looking into it"]);
 
@@ -301,36 +317,36 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_issue_create_label",
             json!({"owner": "alice", "repo": "demo", "body": {"name": "bug", "color": "#ee0701"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     let label = data(&out)["id"].as_i64().expect("a label id");
     let out = h
         .exec(
             "gitea_issue_add_label",
             json!({"owner": "alice", "repo": "demo", "index": issue, "body": {"labels": [label]}}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)[0]["name"], "bug");
     assert_eq!(h.fake.issue_labels("alice", "demo", issue), ["bug"]);
 
     // A branch with a file on it.
-    let out = h
+    h
         .exec(
             "gitea_repo_create_branch",
             json!({"owner": "alice", "repo": "demo", "body": {"new_branch_name": "feature", "old_branch_name": "main"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert!(h.fake.branch_exists("alice", "demo", "feature"));
-    let out = h
+    h
         .exec(
             "gitea_repo_create_file",
             json!({"owner": "alice", "repo": "demo", "filepath": "src/lib.rs",
                    "body": {"content": b64(b"pub fn fix() {}\n"), "branch": "feature", "message": "Fix"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert!(
         h.fake
             .file("alice", "demo", "feature", "src/lib.rs")
@@ -345,8 +361,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             json!({"owner": "alice", "repo": "demo",
                    "body": {"head": "feature", "base": "main", "title": "Fix the crash", "body": "Closes #1"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     let pull = data(&out)["number"].as_i64().expect("a pull number");
     assert_eq!(data(&out)["state"], "open");
     assert_eq!(data(&out)["merged"], false);
@@ -376,8 +392,8 @@ async fn a_repository_flow_from_creation_to_merge() {
             &bob,
             json!({"action": "gitea_pull_create_review", "arguments": review}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["state"], "APPROVED");
     assert_eq!(data(&out)["user"]["login"], "bob");
     assert_eq!(h.fake.reviews("alice", "demo", pull), ["APPROVED"]);
@@ -388,26 +404,25 @@ async fn a_repository_flow_from_creation_to_merge() {
             "gitea_pull_merge",
             json!({"owner": "alice", "repo": "demo", "index": pull, "body": {"do": "merge"}}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert!(out.text.starts_with("done"), "{}", out.text);
     assert_eq!(h.fake.pull_merged("alice", "demo", pull), Some(true));
 
     // Merged, seen through execute.
-    let out = h
-        .exec(
-            "gitea_pull_is_merged",
-            json!({"owner": "alice", "repo": "demo", "index": pull}),
-        )
-        .await;
-    assert_ok_status(&out, 204);
+    h.exec(
+        "gitea_pull_is_merged",
+        json!({"owner": "alice", "repo": "demo", "index": pull}),
+    )
+    .await
+    .ok_status(204);
     let out = h
         .exec(
             "gitea_pull_get",
             json!({"owner": "alice", "repo": "demo", "index": pull}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["merged"], true);
     assert_eq!(data(&out)["merged_by"]["login"], "alice");
     assert_eq!(
@@ -547,8 +562,8 @@ async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() 
             "gitea_issue_get",
             json!({"owner": "alice", "repo": "demo", "index": "12"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["number"], issues[11]);
     assert_eq!(
         h.fake.requests().pop().unwrap().path,
@@ -556,8 +571,8 @@ async fn invalid_arguments_are_refused_before_any_request_with_the_usage_line() 
     );
     let out = h
         .exec("gitea_issue_get", json!({"repo": "alice/demo", "index": 3}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["title"], "Issue 3");
     assert_eq!(
         h.fake.requests().pop().unwrap().path,
@@ -606,12 +621,8 @@ async fn tool_level_mistakes_are_errors_without_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_actions_get_suggestions_and_operation_ids_work() {
-    let h = Harness::start(|_| {}).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec("gitea_repo_gett", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let h = Harness::with_demo(|_| {}).await;
+    let out = h.exec("gitea_repo_gett", demo()).await;
     assert_error(&out, &["unknown action", "gitea_repo_gett", "did you mean"]);
     assert_eq!(out.structured["code"], "unknown_action");
     let suggestions: Vec<&str> = out.structured["suggestions"]
@@ -624,14 +635,12 @@ async fn unknown_actions_get_suggestions_and_operation_ids_work() {
     assert!(h.fake.requests().is_empty());
 
     // The operationId names the same action.
-    let out = h
-        .exec("repoGet", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    let out = h.exec("repoGet", demo()).await.ok_status(200);
     assert_eq!(out.structured["action"], "gitea_repo_get");
 }
 
 /// Asserts that `out` is a refusal of `action` for the policy reason `code`, naming `needle`.
+#[track_caller]
 fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
     assert_error(out, &[action, "withheld", needle]);
     assert_eq!(out.structured["action"], action, "{}", out.structured);
@@ -651,15 +660,8 @@ fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_execute_and_raw() {
-    let h = Harness::start(|a| a.read_only = Some("true".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.read_only = Some("true".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "read_only", "READ_ONLY");
     // Even a dry run or a confirmed destructive call: the policy comes first.
     let out = h
@@ -676,14 +678,10 @@ async fn read_only_withholds_writes_on_execute_and_raw() {
     assert_withheld(&out, "gitea_repo_delete", "read_only", "READ_ONLY");
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     // Reads still work, on both tools.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
-    let out = h
-        .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
+        .await
+        .ok_status(200);
     assert_eq!(h.fake.requests().len(), 2);
 }
 
@@ -709,17 +707,15 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
             "/repos/alice/demo/issues",
         ),
     ] {
-        let h = Harness::start(|a| {
+        let h = Harness::with_demo(|a| {
             a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"));
             a.disabled_tools_allow_unknown = Some("true".into());
         })
         .await;
-        h.fake.seed_repo("alice", "demo");
-        h.fake.clear_requests();
         let arguments = if action == "gitea_issue_create" {
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}})
+            demo_issue("x")
         } else {
-            json!({"owner": "alice", "repo": "demo"})
+            demo()
         };
         let out = h.exec(action, arguments.clone()).await;
         assert_withheld(&out, action, "disabled", "DISABLED_TOOLS");
@@ -752,24 +748,14 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
         );
         assert!(h.fake.repo_exists("alice", "demo"));
         // Other actions are untouched.
-        let out = h
-            .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-            .await;
-        assert_ok_status(&out, 200);
+        h.exec("gitea_repo_get", demo()).await.ok_status(200);
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn toolsets_withhold_other_domains_on_execute_and_raw() {
-    let h = Harness::start(|a| a.toolsets = Some("repo,user".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.toolsets = Some("repo,user".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "toolsets", "TOOLSETS");
     assert!(out.text.contains("issue toolset"), "{}", out.text);
     let out = h
@@ -777,17 +763,12 @@ async fn toolsets_withhold_other_domains_on_execute_and_raw() {
         .await;
     assert_withheld(&out, "gitea_issue_list", "toolsets", "TOOLSETS");
     assert!(h.fake.requests().is_empty());
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn token_scopes_withhold_what_the_token_cannot_do() {
-    let mut h = Harness::start(|a| a.gitea_token = Some(READER.into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let mut h = Harness::with_demo(|a| a.gitea_token = Some(READER.into())).await;
     let scopes = h
         .ctx
         .token_scopes()
@@ -798,12 +779,7 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
     h.state.restrict_to_token_scopes(&scopes);
     h.fake.clear_requests();
 
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "token_scope", "write:issue");
     assert_eq!(
         out.structured["withheld"]["missing_scopes"],
@@ -841,17 +817,8 @@ async fn token_scopes_withhold_what_the_token_cannot_do() {
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
 
     // What the token can read still works.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
-    let out = h
-        .exec(
-            "gitea_issue_list",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.exec("gitea_issue_list", demo()).await.ok_status(200);
 }
 
 // ---- 4. Gitea's errors ------------------------------------------------------------------------
@@ -934,12 +901,7 @@ async fn gitea_errors_are_error_results_with_status_message_and_hint() {
     assert_eq!(out.structured["status"], 422);
     assert_eq!(out.structured["error"]["message"], "[Title]: Required");
     // No body at all (the spec does not require one): Gitea answers the same.
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_issue_create", demo()).await;
     assert_error(&out, &["422", "[Title]: Required"]);
 
     // 401: an unknown token.
@@ -967,7 +929,7 @@ async fn gitea_errors_are_error_results_with_status_message_and_hint() {
 async fn reads_are_retried_and_writes_are_sent_once() {
     let h = Harness::start(|_| {}).await;
     h.fake.seed_repo("alice", "demo");
-    let get = || h.exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}));
+    let get = || h.exec("gitea_repo_get", demo());
     let create = || {
         h.exec(
             "gitea_issue_create",
@@ -981,8 +943,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
         .inject(Fault::Status(502).on("GET", "/repos/alice/demo"));
     h.fake
         .inject(Fault::Status(503).on("GET", "/repos/alice/demo"));
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    let out = get().await.ok_status(200);
     assert_eq!(data(&out)["full_name"], "alice/demo");
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 3);
     assert_eq!(h.fake.pending_faults(), 0);
@@ -1013,8 +974,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
         }
         .on("GET", "/repos/alice/demo"),
     );
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    get().await.ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 
     // A reset connection on a POST: one request, and the model is told it may have applied.
@@ -1037,8 +997,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
     h.fake.clear_requests();
     h.fake
         .inject(Fault::ConnectionReset.on("GET", "/repos/alice/demo"));
-    let out = get().await;
-    assert_ok_status(&out, 200);
+    get().await.ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 
     // Malformed JSON: an error that says so (not retried: the status was 200).
@@ -1052,21 +1011,16 @@ async fn reads_are_retried_and_writes_are_sent_once() {
 
     // And with the faults gone the write works, once.
     h.fake.clear_requests();
-    let out = create().await;
-    assert_ok_status(&out, 201);
+    create().await.ok_status(201);
     assert_eq!(h.fake.count("POST", "/repos/alice/demo/issues"), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_retries_when_turned_off() {
-    let h = Harness::start(|a| a.gitea_retries = Some("0".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|a| a.gitea_retries = Some("0".into())).await;
     h.fake
         .inject(Fault::Status(502).on("GET", "/repos/alice/demo"));
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let out = h.exec("gitea_repo_get", demo()).await;
     assert_error(&out, &["502"]);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 1);
 }
@@ -1085,8 +1039,8 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
             "gitea_issue_list",
             json!({"owner": "alice", "repo": "demo", "limit": 50}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let first = data(&out).as_array().expect("a list").clone();
     assert_eq!(first.len(), 50);
     assert!(out.structured.get("truncated").is_none(), "{}", out.text);
@@ -1103,8 +1057,7 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
 
     // The next page, with exactly the arguments given.
     let next = paging["next_arguments"].clone();
-    let out = h.exec("gitea_issue_list", next).await;
-    assert_ok_status(&out, 200);
+    let out = h.exec("gitea_issue_list", next).await.ok_status(200);
     let second = data(&out).as_array().expect("a list").clone();
     assert_eq!(second.len(), 25);
     let paging = &out.structured["paging"];
@@ -1139,8 +1092,8 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
             "gitea_issue_list_labels",
             json!({"owner": "alice", "repo": "demo", "limit": 50}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let items = data(&out).as_array().expect("a list of whole items");
     let cut = &out.structured["truncated"];
     let shown = cut["shown_items"].as_u64().expect("shown_items") as usize;
@@ -1182,8 +1135,8 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
             "gitea_pull_download_diff_or_patch",
             json!({"owner": "alice", "repo": "demo", "index": pull, "diffType": "diff"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     let text = out.structured["text"].as_str().expect("text");
     assert!(text.starts_with("diff --git a/big.txt b/big.txt"), "{text}");
     assert!(text.len() <= 2000);
@@ -1208,8 +1161,8 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
                 "gitea_pull_download_diff_or_patch",
                 json!({"owner": "alice", "repo": "demo", "index": pull, "diffType": diff_type}),
             )
-            .await;
-        assert_ok_status(&out, 200);
+            .await
+            .ok_status(200);
         let text = out.structured["text"].as_str().expect("a text answer");
         assert!(
             text.contains("diff --git a/src/lib.rs b/src/lib.rs"),
@@ -1233,8 +1186,8 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
             "gitea_repo_get_raw_file",
             json!({"owner": "alice", "repo": "demo", "filepath": "small.bin"}),
         )
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(out.structured["content_base64"], b64(&small));
     assert_eq!(out.structured["size"], small.len());
 
@@ -1269,9 +1222,7 @@ async fn diffs_are_text_and_files_are_bounded_binary() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
-    let h = Harness::start(|_| {}).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|_| {}).await;
 
     let out = h
         .execute_input(json!({
@@ -1369,15 +1320,8 @@ async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_mode_previews_writes_but_runs_reads() {
-    let h = Harness::start(|a| a.safe_mode = Some("true".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
-    let out = h
-        .exec(
-            "gitea_issue_create",
-            json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}),
-        )
-        .await;
+    let h = Harness::with_demo(|a| a.safe_mode = Some("true".into())).await;
+    let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(out.structured["dry_run"], true);
     assert!(
@@ -1392,24 +1336,15 @@ async fn safe_mode_previews_writes_but_runs_reads() {
         .raw(json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "x"}}))
         .await;
     assert_eq!(out.structured["dry_run"], true);
-    let out = h
-        .exec(
-            "gitea_repo_delete",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
+    let out = h.exec("gitea_repo_delete", demo()).await;
     assert_eq!(out.structured["dry_run"], true);
     assert!(h.fake.requests().is_empty(), "{:?}", h.fake.requests());
     assert_eq!(h.fake.issue_state("alice", "demo", 1), None);
 
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
-    let out = h
-        .raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
+    h.raw(json!({"method": "GET", "path": "/repos/alice/demo"}))
+        .await
+        .ok_status(200);
     assert_eq!(h.fake.count("GET", "/repos/alice/demo"), 2);
 }
 
@@ -1451,8 +1386,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert!(h.fake.repo_exists("alice", "demo"));
 
     // The same call with the token: deleted.
-    let out = delete("demo", Some(&token)).await;
-    assert_ok_status(&out, 204);
+    delete("demo", Some(&token)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "demo"));
     assert_eq!(h.fake.count("DELETE", "/repos/alice/demo"), 1);
 
@@ -1476,14 +1410,12 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert_eq!(h.fake.requests().len(), 1, "only the first delete was sent");
     // A wrong attempt stores nothing (its tag did not verify): the token still confirms the
     // call it was issued for, once.
-    let out = delete("two", Some(&for_two)).await;
-    assert_ok_status(&out, 204);
+    delete("two", Some(&for_two)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "two"));
     let out = delete("two", Some(&for_two)).await;
     assert_error(&out, &["already used"]);
     // The fresh token works for the arguments it was issued for.
-    let out = delete("three", Some(&fresh)).await;
-    assert_ok_status(&out, 204);
+    delete("three", Some(&fresh)).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "three"));
     // A forged token is refused.
     let out = delete(
@@ -1507,10 +1439,9 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
     assert_eq!(out.structured["action"], "gitea_repo_delete");
     let token = out.structured["confirm"].as_str().unwrap().to_string();
     assert!(h.fake.requests().is_empty());
-    let out = h
-        .raw(json!({"method": "DELETE", "path": "/repos/alice/four", "confirm": token}))
-        .await;
-    assert_ok_status(&out, 204);
+    h.raw(json!({"method": "DELETE", "path": "/repos/alice/four", "confirm": token}))
+        .await
+        .ok_status(204);
     assert!(!h.fake.repo_exists("alice", "four"));
 }
 
@@ -1518,13 +1449,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
 async fn without_confirm_destructive_deletes_directly() {
     let h = Harness::start(|a| a.confirm_destructive = Some("false".into())).await;
     h.fake.seed_repo("alice", "demo");
-    let out = h
-        .exec(
-            "gitea_repo_delete",
-            json!({"owner": "alice", "repo": "demo"}),
-        )
-        .await;
-    assert_ok_status(&out, 204);
+    h.exec("gitea_repo_delete", demo()).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "demo"));
     assert_eq!(h.fake.count("DELETE", "/repos/alice/demo"), 1);
 }
@@ -1543,15 +1468,13 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
         .await;
     assert_ok_status(&raw, 200);
     assert_eq!(raw.structured["action"], "gitea_repo_get");
-    let action = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
+    let action = h.exec("gitea_repo_get", demo()).await;
     assert_eq!(data(&raw), data(&action));
     // With a query, and a body on a write.
     let out = h
         .raw(json!({"method": "get", "path": "/api/v1/repos/alice/demo/issues", "query": {"state": "all", "limit": 2}}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+    .ok_status(200);
     assert_eq!(out.structured["action"], "gitea_issue_list");
     assert_eq!(data(&out).as_array().unwrap().len(), 2);
     assert_eq!(out.structured["paging"]["total_count"], 3);
@@ -1559,8 +1482,8 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
     assert_eq!(sent.query_param("limit").as_deref(), Some("2"));
     let out = h
         .raw(json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "raw issue"}}))
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+    .ok_status(201);
     assert_eq!(data(&out)["title"], "raw issue");
 
     // Tricks: refused before any request.
@@ -1610,7 +1533,7 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_unknown_paths_can_be_allowed() {
-    let h = Harness::start(|a| {
+    let h = Harness::with_demo(|a| {
         a.raw_unknown_paths = Some("allow".into());
         a.disabled_tools = Some("admin".into());
     })
@@ -1644,9 +1567,7 @@ async fn raw_unknown_paths_can_be_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_requests_can_be_turned_off() {
-    let h = Harness::start(|a| a.raw_requests = Some("false".into())).await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
+    let h = Harness::with_demo(|a| a.raw_requests = Some("false".into())).await;
     for input in [
         json!({"method": "GET", "path": "/repos/alice/demo"}),
         json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "x"}}),
@@ -1658,10 +1579,7 @@ async fn raw_requests_can_be_turned_off() {
     }
     assert!(h.fake.requests().is_empty());
     // The actions still work.
-    let out = h
-        .exec("gitea_repo_get", json!({"owner": "alice", "repo": "demo"}))
-        .await;
-    assert_ok_status(&out, 200);
+    h.exec("gitea_repo_get", demo()).await.ok_status(200);
 }
 
 /// BUG (src/policy `check_unknown` → `catalog::domain_for_path`): the domain of an unknown raw
@@ -1678,8 +1596,6 @@ async fn unknown_raw_paths_are_held_to_their_domain() {
         a.disabled_tools = Some("pull".into());
     })
     .await;
-    h.fake.seed_repo("alice", "demo");
-    h.fake.clear_requests();
     // Known paths are withheld …
     let out = h
         .raw(json!({"method": "GET", "path": "/repos/alice/demo/issues"}))
@@ -1715,8 +1631,8 @@ async fn sudo_acts_as_another_user() {
 
     let out = h
         .exec("gitea_user_get_current", json!({"sudo": "bob"}))
-        .await;
-    assert_ok_status(&out, 200);
+        .await
+        .ok_status(200);
     assert_eq!(data(&out)["login"], "bob");
     let sent = h.fake.requests().pop().unwrap();
     assert_eq!(sent.header("sudo"), Some("bob"));
@@ -1730,8 +1646,8 @@ async fn sudo_acts_as_another_user() {
             "gitea_issue_create",
             json!({"owner": "alice", "repo": "demo", "sudo": "bob", "body": {"title": "as bob"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["user"]["login"], "bob");
     assert_eq!(
         h.fake.requests().pop().unwrap().acting_user.as_deref(),
@@ -1778,8 +1694,8 @@ async fn release_attachments_are_uploaded_as_multipart() {
                    "attachment": {"filename": "tool-linux.tar.gz", "content_base64": b64(&bytes),
                                   "content_type": "application/gzip"}}),
         )
-        .await;
-    assert_ok_status(&out, 201);
+        .await
+        .ok_status(201);
     assert_eq!(data(&out)["name"], "tool-linux.tar.gz");
     assert_eq!(data(&out)["size"], bytes.len());
     let assets = h.fake.release_assets("alice", "demo", release);
@@ -1796,14 +1712,13 @@ async fn release_attachments_are_uploaded_as_multipart() {
     );
 
     // With an explicit `name` (a query parameter) and no content type.
-    let out = h
-        .exec(
-            "gitea_release_create_attachment",
-            json!({"owner": "alice", "repo": "demo", "id": release, "name": "notes.txt",
+    h.exec(
+        "gitea_release_create_attachment",
+        json!({"owner": "alice", "repo": "demo", "id": release, "name": "notes.txt",
                    "attachment": {"filename": "local.txt", "content_base64": b64(b"notes\n")}}),
-        )
-        .await;
-    assert_ok_status(&out, 201);
+    )
+    .await
+    .ok_status(201);
     let assets = h.fake.release_assets("alice", "demo", release);
     assert_eq!(assets[1].name, "notes.txt");
     assert_eq!(assets[1].filename.as_deref(), Some("local.txt"));
@@ -1873,7 +1788,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         let h = Harness::start(|_| {}).await;
         h.fake.seed_user("alice", true);
         h.fake.seed_repo("alice", "demo");
-        let repo = json!({"owner": "alice", "repo": "demo"});
+        let repo = demo();
         assert_ok_status(&h.exec("gitea_repo_get", repo.clone()).await, 200);
         // A retry logs the URL.
         h.fake
@@ -1884,7 +1799,7 @@ fn tokens_never_appear_in_outputs_or_logs() {
         h.fake
             .inject(Fault::ConnectionReset.on("POST", "/repos/alice/demo/issues"));
         let out = h
-            .exec("gitea_issue_create", json!({"owner": "alice", "repo": "demo", "body": {"title": "x"}}))
+            .exec("gitea_issue_create", demo_issue("x"))
             .await;
         assert!(out.is_error && out.text.contains("may have been applied"), "{}", out.text);
         h.fake

@@ -10,13 +10,14 @@
 //! binary. Nothing sleeps to synchronise: the binary announces its address on stderr and every
 //! wait is bounded by a deadline that fails the test. No test measures time.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::Duration;
 
+use crate::common::{
+    Captured, FIXTURE, bin_with_empty_env, fixture_spec, http_client, on_each_line, stderr, stdout,
+};
 use crate::support::{FakeGitea, Fault};
 use aegis_gitea_mcp::app::App;
 use aegis_gitea_mcp::audit::GENESIS;
@@ -49,21 +50,10 @@ const WRONG_KEY: &str = "aegis-key-wrong-0000000000000000";
 /// A password sent in a create-user body.
 const PASSWORD: &str = "pw-Corr3ct-Horse-B4ttery";
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 /// The longest any single wait may take before the test fails.
 const DEADLINE: Duration = Duration::from_secs(120);
 
 // ---- the documents ----------------------------------------------------------------------------
-
-fn fixture_spec() -> &'static Spec {
-    static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| {
-        aegis_gitea_mcp::app::load_spec_file(Path::new(FIXTURE), None).expect("the fixture loads")
-    })
-}
 
 fn keys(pairs: &[(&str, &str)]) -> ApiKeys {
     let text: String = pairs
@@ -127,12 +117,7 @@ impl Drop for Gw {
 }
 
 fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(DEADLINE)
-        .build()
-        .expect("reqwest client")
+    http_client(DEADLINE)
 }
 
 /// A fake Gitea knowing the server's token (`svc`) and alice's and bob's.
@@ -153,6 +138,41 @@ fn default_gateway() -> GatewayConfig {
     g.rate_per_credential = 1_000_000;
     g.auth_failures_per_minute = 100_000;
     g
+}
+
+/// The MCP protocol version the tests speak.
+const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// An MCP `initialize` request (id 1) from a client named `client`.
+fn initialize(client: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": client, "version": "0"}}})
+}
+
+/// `msg` posted to `url` as MCP over streamable HTTP (JSON in, JSON or SSE accepted), with the
+/// session's headers when `session` is given and `key` as the bearer when given.
+fn mcp_post_to(
+    http: &reqwest::Client,
+    url: String,
+    session: Option<&str>,
+    key: Option<&str>,
+    msg: &Value,
+) -> reqwest::RequestBuilder {
+    let mut rb = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(msg.to_string());
+    if let Some(s) = session {
+        rb = rb
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", PROTOCOL_VERSION);
+    }
+    if let Some(k) = key {
+        rb = rb.bearer_auth(k);
+    }
+    rb
 }
 
 /// The server the way `serve` builds it (minus the token-scope probe).
@@ -290,29 +310,16 @@ impl Gw {
     // ---- MCP over streamable HTTP ----
 
     async fn mcp_post(&self, session: Option<&str>, key: Option<&str>, msg: &Value) -> Resp {
-        let mut rb = self
-            .http
-            .post(self.url("/mcp"))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(msg.to_string());
-        if let Some(s) = session {
-            rb = rb
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        if let Some(k) = key {
-            rb = rb.bearer_auth(k);
-        }
-        self.send(rb).await
+        let url = self.url("/mcp");
+        self.send(mcp_post_to(&self.http, url, session, key, msg))
+            .await
     }
 
     /// Opens an MCP session; returns its id.
     async fn mcp_session(&self, key: Option<&str>) -> String {
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "http-gateway-test", "version": "0"}}});
-        let r = self.mcp_post(None, key, &init).await;
+        let r = self
+            .mcp_post(None, key, &initialize("http-gateway-test"))
+            .await;
         assert_eq!(r.status, 200, "initialize: {}", r.body);
         let session = r
             .header("mcp-session-id")
@@ -345,6 +352,24 @@ impl Gw {
             .into_iter()
             .find(|m| m["id"] == id)
             .unwrap_or_else(|| panic!("no response to {method}: {}", r.body))
+    }
+
+    /// Opens a session as `key` and reads resource `uri` in it (request id 2); returns the
+    /// response.
+    async fn read_in_new_session(&self, key: &str, uri: String) -> Value {
+        let session = self.mcp_session(Some(key)).await;
+        let params = json!({ "uri": uri });
+        self.mcp_request(&session, Some(key), 2, "resources/read", params)
+            .await
+    }
+
+    /// `body` posted to `/mcp/tool/call` as JSON with key A.
+    fn post_tool_call_body(&self, body: Vec<u8>) -> reqwest::RequestBuilder {
+        self.http
+            .post(self.url("/mcp/tool/call"))
+            .bearer_auth(KEY_A)
+            .header("content-type", "application/json")
+            .body(body)
     }
 }
 
@@ -381,6 +406,13 @@ async fn raw_http(addr: SocketAddr, request: &[u8]) -> String {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     s.write_all(request).await.expect("write the request");
     String::from_utf8_lossy(&until_closed(&mut s).await).into_owned()
+}
+
+/// A raw HTTP/1.1 request: `request_line`, `Host: host`, `headers` (each line ending in CRLF),
+/// `Connection: close`, a blank line, then `body`.
+fn raw_request(request_line: &str, host: &str, headers: &str, body: &str) -> Vec<u8> {
+    format!("{request_line}\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n{body}")
+        .into_bytes()
 }
 
 /// The status code of a raw HTTP/1.1 answer.
@@ -918,13 +950,7 @@ async fn hostile_bodies_are_refused_with_4xx() {
         s.gateway.http.max_body_bytes = 4096;
     })
     .await;
-    let post = |body: Vec<u8>| {
-        gw.http
-            .post(gw.url("/mcp/tool/call"))
-            .bearer_auth(KEY_A)
-            .header("content-type", "application/json")
-            .body(body)
-    };
+    let post = |body: Vec<u8>| gw.post_tool_call_body(body);
     // Too large: declared and streamed (chunked, no Content-Length).
     let big = format!(
         "{{\"name\":\"gitea_find_action\",\"arguments\":{{\"query\":\"{}\"}}}}",
@@ -954,13 +980,7 @@ async fn hostile_bodies_are_refused_with_4xx() {
 
     // The rest fits any limit: a gateway with the default one (1 MiB).
     let gw = Gw::start(|_| {}).await;
-    let post = |body: Vec<u8>| {
-        gw.http
-            .post(gw.url("/mcp/tool/call"))
-            .bearer_auth(KEY_A)
-            .header("content-type", "application/json")
-            .body(body)
-    };
+    let post = |body: Vec<u8>| gw.post_tool_call_body(body);
     // Deeply nested JSON, at the top and inside the arguments.
     let deep = "[".repeat(10_000);
     let r = gw.send(post(deep.into_bytes())).await;
@@ -1034,39 +1054,37 @@ async fn oversized_headers_get_431() {
 async fn malformed_raw_requests_get_400_and_the_server_stays_up() {
     let gw = Gw::start(|_| {}).await;
     let host = format!("127.0.0.1:{}", gw.addr.port());
+    let get = |headers: &str| raw_request("GET / HTTP/1.1", &host, headers, "");
+    let post = |headers: &str, body: &str| {
+        raw_request("POST /mcp/tool/call HTTP/1.1", &host, headers, body)
+    };
     let cases: Vec<(&str, Vec<u8>)> = vec![
         (
             "bare CR in a header value (CRLF injection)",
-            format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-Test: a\rInjected: b\r\nConnection: close\r\n\r\n").into_bytes(),
+            get("X-Test: a\rInjected: b\r\n"),
         ),
         (
             "bare CR inside the Authorization value",
-            format!("POST /mcp/tool/call HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {KEY_A}\rX-Admin: 1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}").into_bytes(),
+            post(
+                &format!("Authorization: Bearer {KEY_A}\rX-Admin: 1\r\nContent-Length: 2\r\n"),
+                "{}",
+            ),
         ),
-        (
-            "NUL in a header value",
-            format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-Test: a\0b\r\nConnection: close\r\n\r\n").into_bytes(),
-        ),
+        ("NUL in a header value", get("X-Test: a\0b\r\n")),
         (
             "obsolete line folding",
-            format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-Test: a\r\n Injected: b\r\nConnection: close\r\n\r\n").into_bytes(),
+            get("X-Test: a\r\n Injected: b\r\n"),
         ),
-        (
-            "a space in a header name",
-            format!("GET / HTTP/1.1\r\nHost: {host}\r\nX Test: a\r\nConnection: close\r\n\r\n").into_bytes(),
-        ),
+        ("a space in a header name", get("X Test: a\r\n")),
         (
             "CRLF in the request target",
-            format!("GET /\r\nX-Injected: 1 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").into_bytes(),
+            raw_request("GET /\r\nX-Injected: 1 HTTP/1.1", &host, "", ""),
         ),
         (
             "two different Content-Lengths",
-            format!("POST /mcp/tool/call HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 40\r\nConnection: close\r\n\r\n{{}}").into_bytes(),
+            post("Content-Length: 2\r\nContent-Length: 40\r\n", "{}"),
         ),
-        (
-            "a bogus Content-Length",
-            format!("POST /mcp/tool/call HTTP/1.1\r\nHost: {host}\r\nContent-Length: -1\r\nConnection: close\r\n\r\n").into_bytes(),
-        ),
+        ("a bogus Content-Length", post("Content-Length: -1\r\n", "")),
         (
             "not HTTP at all",
             b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n".to_vec(),
@@ -1078,11 +1096,7 @@ async fn malformed_raw_requests_get_400_and_the_server_stays_up() {
         assert!(!answer.contains("Injected"), "{what}: {answer}");
     }
     // A well-formed raw request on the same server still works.
-    let ok = raw_http(
-        gw.addr,
-        format!("GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
-    )
-    .await;
+    let ok = raw_http(gw.addr, &get("")).await;
     assert_eq!(status_line(&ok), 200, "{ok}");
     assert!(gw.audit_records().is_empty());
     gw.assert_alive().await;
@@ -1457,10 +1471,7 @@ async fn a_slow_answer_is_cut_off_at_the_time_limit() {
 async fn the_session_cap_refuses_new_sessions() {
     let gw = Gw::start(|s| s.gateway.max_sessions = 1).await;
     let first = gw.mcp_session(Some(KEY_A)).await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "second", "version": "0"}}});
-    let r = gw.mcp_post(None, Some(KEY_B), &init).await;
+    let r = gw.mcp_post(None, Some(KEY_B), &initialize("second")).await;
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(r.header("retry-after"), Some("5"));
     // The open session keeps working.
@@ -1511,19 +1522,14 @@ fn record_hash(record: &Value) -> String {
 }
 
 fn verify_cli(path: &Path) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
-        .env_clear()
+    let out = bin_with_empty_env()
         .args(["audit", "verify"])
         .arg(path)
         .output()
         .expect("run audit verify");
     (
         out.status.code(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+        format!("{}{}", stdout(&out), stderr(&out)),
     )
 }
 
@@ -1729,8 +1735,8 @@ struct Output {
 /// The binary, with stdout and stderr collected and stderr lines streamed.
 struct Proc {
     child: Child,
-    stdout: Arc<Mutex<Vec<u8>>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stdout: Captured,
+    stderr: Captured,
     lines: UnboundedReceiver<String>,
     readers: Vec<std::thread::JoinHandle<()>>,
 }
@@ -1755,8 +1761,7 @@ fn strip_ansi(s: &str) -> String {
 
 impl Proc {
     fn spawn(args: &[&str], env: &[(&str, String)]) -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"))
-            .env_clear()
+        let mut child = bin_with_empty_env()
             .env("NO_COLOR", "1")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(args)
@@ -1766,35 +1771,15 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stdout = Captured::default();
+        let stderr = Captured::default();
         let (tx, lines) = unbounded_channel();
-        let mut out_pipe = child.stdout.take().unwrap();
-        let sink = stdout.clone();
-        let out_reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out_pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        let err_pipe = child.stderr.take().unwrap();
+        let out_reader = stdout.gather(child.stdout.take().unwrap());
         let sink = stderr.clone();
-        let err_reader = std::thread::spawn(move || {
-            let mut reader = BufReader::new(err_pipe);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        sink.lock().unwrap().extend_from_slice(&line);
-                        let _ = tx.send(strip_ansi(&String::from_utf8_lossy(&line)));
-                    }
-                }
-            }
+        let err_reader = on_each_line(child.stderr.take().unwrap(), move |line| {
+            sink.append(line);
+            let _ = tx.send(strip_ansi(&String::from_utf8_lossy(line)));
+            true
         });
         Proc {
             child,
@@ -1807,8 +1792,8 @@ impl Proc {
 
     fn output(&self) -> Output {
         Output {
-            stdout: String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned(),
-            stderr: strip_ansi(&String::from_utf8_lossy(&self.stderr.lock().unwrap())),
+            stdout: self.stdout.text(),
+            stderr: strip_ansi(&self.stderr.text()),
         }
     }
 
@@ -1997,31 +1982,15 @@ async fn secrets_appear_in_no_output_log_or_audit_record() {
         .await;
     assert_eq!(r.tool_result()["isError"], false);
     // Tool errors: invalid arguments carrying the password, an unknown action, a Gitea 404.
-    let r = seen
-        .send(call(
-            KEY_A,
-            "gitea_execute_action",
-            json!({"action": "gitea_admin_create_user", "arguments": {"body": {
-                "username": "erin", "password": PASSWORD, "bogus_field": PASSWORD}}}),
-        ))
-        .await;
-    assert_eq!(r.tool_result()["isError"], true);
-    let r = seen
-        .send(call(
-            KEY_A,
-            "gitea_execute_action",
-            json!({"action": "gitea_no_such_action", "arguments": {"password": PASSWORD}}),
-        ))
-        .await;
-    assert_eq!(r.tool_result()["isError"], true);
-    let r = seen
-        .send(call(
-            KEY_A,
-            "gitea_execute_action",
-            json!({"action": "gitea_repo_get", "arguments": {"owner": "svc", "repo": "missing"}}),
-        ))
-        .await;
-    assert_eq!(r.tool_result()["isError"], true);
+    for input in [
+        json!({"action": "gitea_admin_create_user", "arguments": {"body": {
+            "username": "erin", "password": PASSWORD, "bogus_field": PASSWORD}}}),
+        json!({"action": "gitea_no_such_action", "arguments": {"password": PASSWORD}}),
+        json!({"action": "gitea_repo_get", "arguments": {"owner": "svc", "repo": "missing"}}),
+    ] {
+        let r = seen.send(call(KEY_A, "gitea_execute_action", input)).await;
+        assert_eq!(r.tool_result()["isError"], true);
+    }
     let r = seen
         .send(call(
             KEY_A,
@@ -2043,24 +2012,10 @@ async fn secrets_appear_in_no_output_log_or_audit_record() {
         assert_eq!(seen.send(rb).await.status, 401);
     }
     // MCP over HTTP: a session and a find call.
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "secrets-test", "version": "0"}}});
     let mcp = |session: Option<&str>, msg: &Value| {
-        let mut rb = http
-            .post(format!("{base}/mcp"))
-            .bearer_auth(KEY_A)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(msg.to_string());
-        if let Some(s) = session {
-            rb = rb
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        rb
+        mcp_post_to(&http, format!("{base}/mcp"), session, Some(KEY_A), msg)
     };
-    let r = seen.send(mcp(None, &init)).await;
+    let r = seen.send(mcp(None, &initialize("secrets-test"))).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let session = r.header("mcp-session-id").expect("a session").to_string();
     seen.send(mcp(
@@ -2108,28 +2063,9 @@ async fn debug_logs_do_not_echo_mcp_tool_arguments() {
     let (mut p, base) = spawn_gateway(&fake, &spec, dir.path()).await;
     let http = client();
     let mcp = |session: Option<&str>, msg: Value| {
-        let mut rb = http
-            .post(format!("{base}/mcp"))
-            .bearer_auth(KEY_A)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(msg.to_string());
-        if let Some(s) = session {
-            rb = rb
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        rb
+        mcp_post_to(&http, format!("{base}/mcp"), session, Some(KEY_A), &msg)
     };
-    let r = mcp(
-        None,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "secrets-test", "version": "0"}}}),
-    )
-    .send()
-    .await
-    .unwrap();
+    let r = mcp(None, initialize("secrets-test")).send().await.unwrap();
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
     r.text().await.unwrap();
     mcp(
@@ -2301,21 +2237,11 @@ async fn pass_through_resource_reads_run_under_the_callers_token() {
         },
     );
     gw.fake.clear_requests();
-    async fn read(gw: &Gw, token: &str) -> Value {
-        let session = gw.mcp_session(Some(token)).await;
-        gw.mcp_request(
-            &session,
-            Some(token),
-            2,
-            "resources/read",
-            json!({"uri": "gitea://repo/alice/secret"}),
-        )
-        .await
-    }
+    let read = |token| gw.read_in_new_session(token, "gitea://repo/alice/secret".into());
     // Bob cannot see alice's private repository, whatever the server's token could.
-    let reply = read(&gw, BOB_TOKEN).await;
+    let reply = read(BOB_TOKEN).await;
     assert_eq!(reply["error"]["code"], -32003, "{reply}");
-    let reply = read(&gw, ALICE_TOKEN).await;
+    let reply = read(ALICE_TOKEN).await;
     let text = reply["result"]["contents"][0]["text"]
         .as_str()
         .unwrap_or_default();
@@ -2433,15 +2359,8 @@ async fn secrets_that_gitea_echoes_never_reach_the_caller() {
     // The same through a resource error.
     gw.fake
         .inject(Fault::Echo { status: 500 }.on("GET", "/repos/alice/demo"));
-    let session = gw.mcp_session(Some(KEY_A)).await;
     let reply = gw
-        .mcp_request(
-            &session,
-            Some(KEY_A),
-            2,
-            "resources/read",
-            json!({"uri": "gitea://repo/alice/demo"}),
-        )
+        .read_in_new_session(KEY_A, "gitea://repo/alice/demo".into())
         .await;
     assert!(reply.get("error").is_some(), "{reply}");
     assert!(!reply.to_string().contains(SERVER_TOKEN), "{reply}");
@@ -2700,15 +2619,8 @@ async fn answers_are_bounded_whatever_gitea_or_the_caller_sends() {
     let index = gw.fake.seed_issue("alice", "demo", "big");
     gw.fake
         .set_issue_body("alice", "demo", index, &"body ".repeat(60_000));
-    let session = gw.mcp_session(Some(KEY_A)).await;
     let reply = gw
-        .mcp_request(
-            &session,
-            Some(KEY_A),
-            2,
-            "resources/read",
-            json!({"uri": format!("gitea://repo/alice/demo/issue/{index}")}),
-        )
+        .read_in_new_session(KEY_A, format!("gitea://repo/alice/demo/issue/{index}"))
         .await;
     let contents = reply["result"]["contents"].as_array().expect("contents");
     let total: usize = contents
@@ -2763,17 +2675,9 @@ async fn service_reads_from_gitea_are_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_caps_hold_at_every_spelling_of_the_endpoint_and_per_credential() {
     async fn open(gw: &Gw, path: &str, key: &str) -> Resp {
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "cap", "version": "0"}}});
-        let rb = gw
-            .http
-            .post(gw.url(path))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .bearer_auth(key)
-            .body(init.to_string());
-        gw.send(rb).await
+        let init = initialize("cap");
+        gw.send(mcp_post_to(&gw.http, gw.url(path), None, Some(key), &init))
+            .await
     }
     let gw = Gw::start(|s| s.gateway.max_sessions = 1).await;
     assert_eq!(open(&gw, "/mcp", KEY_A).await.status, 200);

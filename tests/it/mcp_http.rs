@@ -7,21 +7,16 @@
 //! server binds it again) with a clean environment, waits until it answers (bounded polling),
 //! and kills it by its own handle at the end. Every HTTP request has a timeout.
 
-use std::io::Read;
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
+use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client};
 use crate::support::FakeGitea;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 const TOKEN: &str = "http-test-token";
 const ACCEPT: &str = "application/json, text/event-stream";
 const SESSION: &str = "mcp-session-id";
@@ -30,7 +25,7 @@ const SESSION: &str = "mcp-session-id";
 struct HttpServer {
     child: Child,
     port: u16,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Captured,
 }
 
 impl HttpServer {
@@ -39,9 +34,8 @@ impl HttpServer {
     async fn start(extra: &[&str], env: &[(&str, String)]) -> HttpServer {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        cmd.env_clear()
-            .env("GITEA_SPEC", FIXTURE)
+        let mut cmd = bin_with_empty_env();
+        cmd.env("GITEA_SPEC", FIXTURE)
             .env("LOG_LEVEL", "info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(["serve", "--http", "--listen", &listen])
@@ -50,18 +44,8 @@ impl HttpServer {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("the binary starts");
-        let mut pipe = child.stderr.take().expect("piped stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        let stderr = Captured::default();
+        stderr.gather(child.stderr.take().expect("piped stderr"));
         let mut server = HttpServer {
             child,
             port,
@@ -103,7 +87,7 @@ impl HttpServer {
     }
 
     fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.text()
     }
 
     /// Stops the server (by its own handle) and checks it did not panic.
@@ -139,12 +123,7 @@ fn free_port() -> u16 {
 }
 
 fn client() -> Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("reqwest client")
+    http_client(Duration::from_secs(30))
 }
 
 /// One HTTP answer: status, headers and the JSON-RPC messages of its body (plain JSON or an
@@ -203,17 +182,55 @@ fn messages(content_type: &str, body: &str) -> Vec<Value> {
     }
 }
 
-/// POSTs `message` to the MCP endpoint with the usual headers plus `headers`.
-async fn post(c: &Client, url: &str, message: &Value, headers: &[(&str, &str)]) -> Answer {
-    let mut req = c
-        .post(url)
-        .header(CONTENT_TYPE, "application/json")
-        .header("accept", ACCEPT)
-        .body(message.to_string());
-    for (k, v) in headers {
-        req = req.header(*k, *v);
+/// A client for one server's `/mcp`.
+#[derive(Clone)]
+struct Endpoint {
+    c: Client,
+    url: String,
+}
+
+impl Endpoint {
+    /// [`client`] on `server`'s URL.
+    fn of(server: &HttpServer) -> Endpoint {
+        Endpoint {
+            c: client(),
+            url: server.url(),
+        }
     }
-    read(req.send().await.expect("POST /mcp")).await
+
+    /// POSTs `message` with the usual headers plus `headers`.
+    async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Answer {
+        let mut req = self
+            .c
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header("accept", ACCEPT)
+            .body(message.to_string());
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        read(req.send().await.expect("POST /mcp")).await
+    }
+
+    /// POSTs request `id` (`method` with `params`) in `session`.
+    async fn in_session(&self, session: &str, id: i64, method: &str, params: Value) -> Answer {
+        self.post(&request(id, method, params), &[(SESSION, session)])
+            .await
+    }
+
+    /// initialize + notifications/initialized; returns the session id.
+    async fn open_session(&self) -> String {
+        let init = self.post(&initialize_message(1), &[]).await;
+        assert_eq!(init.status, StatusCode::OK, "{}", init.body);
+        let session = init
+            .header(SESSION)
+            .unwrap_or_else(|| panic!("no Mcp-Session-Id: {:?}", init.headers));
+        let note = self
+            .post(&initialized_notification(), &[(SESSION, &session)])
+            .await;
+        assert_eq!(note.status, StatusCode::ACCEPTED, "{}", note.body);
+        session
+    }
 }
 
 async fn read(resp: reqwest::Response) -> Answer {
@@ -253,22 +270,8 @@ fn request(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// initialize + notifications/initialized; returns the session id.
-async fn open_session(c: &Client, url: &str) -> String {
-    let init = post(c, url, &initialize_message(1), &[]).await;
-    assert_eq!(init.status, StatusCode::OK, "{}", init.body);
-    let session = init
-        .header(SESSION)
-        .unwrap_or_else(|| panic!("no Mcp-Session-Id: {:?}", init.headers));
-    let note = post(
-        c,
-        url,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        &[(SESSION, &session)],
-    )
-    .await;
-    assert_eq!(note.status, StatusCode::ACCEPTED, "{}", note.body);
-    session
+fn initialized_notification() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
 }
 
 async fn fake_with_repo() -> FakeGitea {
@@ -309,10 +312,9 @@ const DYNAMIC_TOOLS: [&str; 3] = [
 async fn a_session_lives_from_initialize_to_delete() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&[], &env_for(&fake)).await;
-    let c = client();
-    let url = server.url();
+    let mcp = Endpoint::of(&server);
 
-    let init = post(&c, &url, &initialize_message(1), &[]).await;
+    let init = mcp.post(&initialize_message(1), &[]).await;
     assert_eq!(init.status, StatusCode::OK, "{}", init.body);
     let session = init
         .header(SESSION)
@@ -324,36 +326,21 @@ async fn a_session_lives_from_initialize_to_delete() {
     assert!(result["capabilities"]["tools"].is_object(), "{result}");
     assert!(result["capabilities"]["resources"].is_object(), "{result}");
     let s: &str = &session;
-    let note = post(
-        &c,
-        &url,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        &[(SESSION, s)],
-    )
-    .await;
+    let note = mcp.post(&initialized_notification(), &[(SESSION, s)]).await;
     assert_eq!(note.status, StatusCode::ACCEPTED, "{}", note.body);
 
-    let list = post(
-        &c,
-        &url,
-        &request(2, "tools/list", json!({})),
-        &[(SESSION, s)],
-    )
-    .await;
+    let list = mcp.in_session(s, 2, "tools/list", json!({})).await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
     assert_eq!(tool_names(list.result(2)), DYNAMIC_TOOLS);
 
-    let call = post(
-        &c,
-        &url,
-        &request(
+    let call = mcp
+        .in_session(
+            s,
             3,
             "tools/call",
             json!({"name": "gitea_execute_action", "arguments": {"action": "gitea_issue_list", "arguments": {"owner": "alice", "repo": "demo"}}}),
-        ),
-        &[(SESSION, s)],
-    )
-    .await;
+        )
+        .await;
     assert_eq!(call.status, StatusCode::OK, "{}", call.body);
     let out = call.result(3);
     assert_eq!(out["isError"], false, "{out}");
@@ -365,79 +352,61 @@ async fn a_session_lives_from_initialize_to_delete() {
     assert_eq!(fake.count("GET", "/api/v1/repos/alice/demo/issues"), 1);
 
     // Unknown tool: an isError result, in a 200.
-    let unknown = post(
-        &c,
-        &url,
-        &request(
+    let unknown = mcp
+        .in_session(
+            s,
             4,
             "tools/call",
             json!({"name": "test_simple_text", "arguments": {}}),
-        ),
-        &[(SESSION, s)],
-    )
-    .await;
+        )
+        .await;
     assert_eq!(unknown.result(4)["isError"], true, "{}", unknown.body);
 
-    let read = post(
-        &c,
-        &url,
-        &request(
+    let read = mcp
+        .in_session(
+            s,
             5,
             "resources/read",
             json!({"uri": "gitea://repo/alice/demo"}),
-        ),
-        &[(SESSION, s)],
-    )
-    .await;
+        )
+        .await;
     let contents = &read.result(5)["contents"];
     let repo: Value = serde_json::from_str(contents[0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(repo["full_name"], "alice/demo", "{repo}");
 
     // A request without the session id is refused; an unknown id is 404.
-    let bare = post(&c, &url, &request(6, "tools/list", json!({})), &[]).await;
+    let bare = mcp.post(&request(6, "tools/list", json!({})), &[]).await;
     assert!(
         bare.status.is_client_error(),
         "{} {}",
         bare.status,
         bare.body
     );
-    let other = post(
-        &c,
-        &url,
-        &request(7, "ping", json!({})),
-        &[(SESSION, "no-such-session")],
-    )
-    .await;
+    let other = mcp
+        .post(
+            &request(7, "ping", json!({})),
+            &[(SESSION, "no-such-session")],
+        )
+        .await;
     assert_eq!(other.status, StatusCode::NOT_FOUND, "{}", other.body);
 
-    let deleted = c
-        .delete(&url)
+    let deleted = mcp
+        .c
+        .delete(&mcp.url)
         .header(SESSION, s)
         .send()
         .await
         .expect("DELETE /mcp");
     assert!(deleted.status().is_success(), "{}", deleted.status());
-    let after = post(&c, &url, &request(8, "ping", json!({})), &[(SESSION, s)]).await;
+    let after = mcp.in_session(s, 8, "ping", json!({})).await;
     assert_eq!(after.status, StatusCode::NOT_FOUND, "{}", after.body);
-    let after = post(
-        &c,
-        &url,
-        &request(9, "tools/list", json!({})),
-        &[(SESSION, s)],
-    )
-    .await;
+    let after = mcp.in_session(s, 9, "tools/list", json!({})).await;
     assert_eq!(after.status, StatusCode::NOT_FOUND, "{}", after.body);
 
     // A new session works after the old one ended.
-    let again = open_session(&c, &url).await;
+    let again = mcp.open_session().await;
     assert_ne!(again, session);
-    let ping = post(
-        &c,
-        &url,
-        &request(10, "ping", json!({})),
-        &[(SESSION, &again)],
-    )
-    .await;
+    let ping = mcp.in_session(&again, 10, "ping", json!({})).await;
     assert_eq!(ping.result(10), &json!({}));
     server.stop();
 }
@@ -446,11 +415,10 @@ async fn a_session_lives_from_initialize_to_delete() {
 async fn concurrent_requests_on_one_session_are_all_answered() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&[], &env_for(&fake)).await;
-    let c = client();
-    let url = server.url();
-    let session = open_session(&c, &url).await;
+    let mcp = Endpoint::of(&server);
+    let session = mcp.open_session().await;
     let calls = (0..4).map(|i| {
-        let (c, url, session) = (c.clone(), url.clone(), session.clone());
+        let (mcp, session) = (mcp.clone(), session.clone());
         async move {
             let msg = request(
                 100 + i,
@@ -458,10 +426,7 @@ async fn concurrent_requests_on_one_session_are_all_answered() {
                 json!({"name": "gitea_execute_action", "arguments": {"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "demo", "index": 1 + i % 2}}}),
             );
             // The conformance suite sends an older supported version on later requests.
-            let answer = post(
-                &c,
-                &url,
-                &msg,
+            let answer = mcp.post(&msg,
                 &[(SESSION, &session), ("mcp-protocol-version", "2025-03-26")],
             )
             .await;
@@ -500,10 +465,9 @@ where
 async fn stateless_mode_answers_without_a_session() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&["--stateless"], &env_for(&fake)).await;
-    let c = client();
-    let url = server.url();
+    let mcp = Endpoint::of(&server);
 
-    let init = post(&c, &url, &initialize_message(1), &[]).await;
+    let init = mcp.post(&initialize_message(1), &[]).await;
     assert_eq!(init.status, StatusCode::OK, "{}", init.body);
     assert!(init.header(SESSION).is_none(), "{:?}", init.headers);
     assert!(
@@ -516,13 +480,10 @@ async fn stateless_mode_answers_without_a_session() {
     assert_eq!(init.result(1)["serverInfo"]["name"], "aegis-gitea-mcp");
 
     // Every request stands alone: no initialize needed before it.
-    let list = post(&c, &url, &request(2, "tools/list", json!({})), &[]).await;
+    let list = mcp.post(&request(2, "tools/list", json!({})), &[]).await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
     assert_eq!(tool_names(list.result(2)), DYNAMIC_TOOLS);
-    let call = post(
-        &c,
-        &url,
-        &request(
+    let call = mcp.post(&request(
             3,
             "tools/call",
             json!({"name": "gitea_execute_action", "arguments": {"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "demo", "index": 2}}}),
@@ -536,10 +497,7 @@ async fn stateless_mode_answers_without_a_session() {
         out["structuredContent"]["data"]["title"], "Issue 2",
         "{out}"
     );
-    let find = post(
-        &c,
-        &url,
-        &request(
+    let find = mcp.post(&request(
             4,
             "tools/call",
             json!({"name": "gitea_find_action", "arguments": {"query": "merge a pull request"}}),
@@ -549,17 +507,16 @@ async fn stateless_mode_answers_without_a_session() {
     .await;
     assert_eq!(find.result(4)["isError"], false, "{}", find.body);
     // A session id from nowhere is not needed and does not break anything either way.
-    let bad = post(
-        &c,
-        &url,
-        &request(
-            5,
-            "resources/read",
-            json!({"uri": "gitea://repo/alice/demo/issue/x"}),
-        ),
-        &[],
-    )
-    .await;
+    let bad = mcp
+        .post(
+            &request(
+                5,
+                "resources/read",
+                json!({"uri": "gitea://repo/alice/demo/issue/x"}),
+            ),
+            &[],
+        )
+        .await;
     assert_eq!(bad.response(5)["error"]["code"], -32602, "{}", bad.body);
     server.stop();
 }
@@ -570,8 +527,7 @@ async fn stateless_mode_answers_without_a_session() {
 async fn foreign_host_headers_are_refused() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&[], &env_for(&fake)).await;
-    let c = client();
-    let url = server.url();
+    let mcp = Endpoint::of(&server);
     let port = server.port;
 
     for host in [
@@ -579,7 +535,7 @@ async fn foreign_host_headers_are_refused() {
         "evil.example.com:80",
         "127.0.0.1.evil.example.com",
     ] {
-        let a = post(&c, &url, &initialize_message(1), &[("host", host)]).await;
+        let a = mcp.post(&initialize_message(1), &[("host", host)]).await;
         assert!(
             a.status.is_client_error(),
             "Host {host}: {} {}",
@@ -596,7 +552,7 @@ async fn foreign_host_headers_are_refused() {
         format!("localhost:{port}"),
         "localhost".into(),
     ] {
-        let a = post(&c, &url, &initialize_message(1), &[("host", &host)]).await;
+        let a = mcp.post(&initialize_message(1), &[("host", &host)]).await;
         assert!(
             a.status.is_success(),
             "Host {host}: {} {}",
@@ -621,8 +577,7 @@ async fn foreign_origins_are_refused_when_allowed_origins_are_set() {
         ],
     )
     .await;
-    let c = client();
-    let url = server.url();
+    let mcp = Endpoint::of(&server);
     let port = server.port;
 
     for origin in [
@@ -630,7 +585,9 @@ async fn foreign_origins_are_refused_when_allowed_origins_are_set() {
         "https://localhost.evil.example.com",
         "null",
     ] {
-        let a = post(&c, &url, &initialize_message(1), &[("origin", origin)]).await;
+        let a = mcp
+            .post(&initialize_message(1), &[("origin", origin)])
+            .await;
         assert!(
             a.status.is_client_error(),
             "Origin {origin}: {} {}",
@@ -643,7 +600,9 @@ async fn foreign_origins_are_refused_when_allowed_origins_are_set() {
         format!("http://localhost:{port}"),
         format!("http://127.0.0.1:{port}"),
     ] {
-        let a = post(&c, &url, &initialize_message(1), &[("origin", &origin)]).await;
+        let a = mcp
+            .post(&initialize_message(1), &[("origin", &origin)])
+            .await;
         assert!(
             a.status.is_success(),
             "Origin {origin}: {} {}",
@@ -652,7 +611,7 @@ async fn foreign_origins_are_refused_when_allowed_origins_are_set() {
         );
     }
     // No Origin at all (a non-browser client) is fine.
-    let a = post(&c, &url, &initialize_message(1), &[]).await;
+    let a = mcp.post(&initialize_message(1), &[]).await;
     assert!(a.status.is_success(), "{} {}", a.status, a.body);
     server.stop();
 }
@@ -661,17 +620,15 @@ async fn foreign_origins_are_refused_when_allowed_origins_are_set() {
 async fn protocol_headers_content_types_methods_and_body_limits() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&[], &env_for(&fake)).await;
-    let c = client();
-    let url = server.url();
+    let mcp = Endpoint::of(&server);
 
     // The Python SDK's first probe: a JSON-RPC error or a 4xx, never a 5xx or a hang.
-    let probe = post(
-        &c,
-        &url,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}),
-        &[],
-    )
-    .await;
+    let probe = mcp
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}),
+            &[],
+        )
+        .await;
     assert!(
         probe.status.is_client_error()
             || probe
@@ -690,33 +647,31 @@ async fn protocol_headers_content_types_methods_and_body_limits() {
         probe.body
     );
 
-    let session = open_session(&c, &url).await;
+    let session = mcp.open_session().await;
     let s: &str = &session;
 
     // Any supported protocol version is accepted on later requests; an unknown one is 400.
     for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
-        let a = post(
-            &c,
-            &url,
-            &request(2, "ping", json!({})),
-            &[(SESSION, s), ("mcp-protocol-version", version)],
-        )
-        .await;
+        let a = mcp
+            .post(
+                &request(2, "ping", json!({})),
+                &[(SESSION, s), ("mcp-protocol-version", version)],
+            )
+            .await;
         assert_eq!(a.status, StatusCode::OK, "{version}: {}", a.body);
         assert_eq!(a.result(2), &json!({}));
     }
-    let a = post(
-        &c,
-        &url,
-        &request(3, "ping", json!({})),
-        &[(SESSION, s), ("mcp-protocol-version", "1999-01-01")],
-    )
-    .await;
+    let a = mcp
+        .post(
+            &request(3, "ping", json!({})),
+            &[(SESSION, s), ("mcp-protocol-version", "1999-01-01")],
+        )
+        .await;
     assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
 
     // Unknown methods: JSON-RPC -32601 inside a 200.
     for method in ["no/such/method", "prompts/list", "logging/setLevel"] {
-        let a = post(&c, &url, &request(4, method, json!({})), &[(SESSION, s)]).await;
+        let a = mcp.in_session(s, 4, method, json!({})).await;
         assert_eq!(a.status, StatusCode::OK, "{method}: {}", a.body);
         assert_eq!(
             a.response(4)["error"]["code"],
@@ -727,8 +682,9 @@ async fn protocol_headers_content_types_methods_and_body_limits() {
     }
 
     // A body that is not JSON-RPC, or not JSON.
-    let resp = c
-        .post(&url)
+    let resp = mcp
+        .c
+        .post(&mcp.url)
         .header(CONTENT_TYPE, "application/json")
         .header("accept", ACCEPT)
         .header(SESSION, s)
@@ -745,8 +701,9 @@ async fn protocol_headers_content_types_methods_and_body_limits() {
     );
 
     // Content types: a CORS-simple text/plain POST is refused (no cross-site form posts).
-    let resp = c
-        .post(&url)
+    let resp = mcp
+        .c
+        .post(&mcp.url)
         .header(CONTENT_TYPE, "text/plain")
         .header("accept", ACCEPT)
         .header(SESSION, s)
@@ -756,14 +713,20 @@ async fn protocol_headers_content_types_methods_and_body_limits() {
         .expect("POST");
     assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     // A client that accepts no event stream cannot open the GET stream.
-    let resp = c.get(&url).header(SESSION, s).send().await.expect("GET");
+    let resp = mcp
+        .c
+        .get(&mcp.url)
+        .header(SESSION, s)
+        .send()
+        .await
+        .expect("GET");
     assert!(resp.status().is_client_error(), "{}", resp.status());
 
     // Bodies over 1 MiB are refused with 413; the server goes on.
     let big = request(6, "ping", json!({"padding": "x".repeat(1 << 20)}));
-    let a = post(&c, &url, &big, &[(SESSION, s)]).await;
+    let a = mcp.post(&big, &[(SESSION, s)]).await;
     assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", a.body);
-    let a = post(&c, &url, &request(7, "ping", json!({})), &[(SESSION, s)]).await;
+    let a = mcp.in_session(s, 7, "ping", json!({})).await;
     assert_eq!(a.result(7), &json!({}));
     server.stop();
 }
@@ -779,14 +742,13 @@ async fn protocol_headers_content_types_methods_and_body_limits() {
 async fn foreign_origin_is_refused_by_default() {
     let fake = fake_with_repo().await;
     let server = HttpServer::start(&[], &env_for(&fake)).await;
-    let c = client();
-    let a = post(
-        &c,
-        &server.url(),
-        &initialize_message(1),
-        &[("origin", "http://evil.example.com")],
-    )
-    .await;
+    let mcp = Endpoint::of(&server);
+    let a = mcp
+        .post(
+            &initialize_message(1),
+            &[("origin", "http://evil.example.com")],
+        )
+        .await;
     assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
     server.stop();
 }

@@ -11,12 +11,12 @@
 //! Tests that need the full Gitea document skip (with a note on stderr) when it is absent.
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::Duration;
 
+use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client, on_each_line};
 use crate::support::FakeGitea;
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::{Policy, PolicyConfig};
@@ -25,10 +25,6 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::time::{Instant, timeout_at};
 
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/gitea-mini.swagger.json"
-);
 const TOKEN: &str = "stdio-test-token";
 /// The whole life of one server process, start to exit.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -65,7 +61,7 @@ struct Mcp {
     stdout: UnboundedReceiver<String>,
     /// Messages read but not yet claimed by a test.
     seen: Vec<Value>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr: Captured,
     stderr_thread: Option<std::thread::JoinHandle<()>>,
     next_id: i64,
     deadline: Instant,
@@ -82,9 +78,8 @@ struct Ended {
 impl Mcp {
     /// Starts the binary with `args` and exactly the variables in `env`.
     fn spawn(args: &[&str], env: &[(&str, String)]) -> Mcp {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_aegis-gitea-mcp"));
-        cmd.env_clear()
-            .env("LOG_LEVEL", "info")
+        let mut cmd = bin_with_empty_env();
+        cmd.env("LOG_LEVEL", "info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -105,35 +100,13 @@ impl Mcp {
 
         let stdout = child.stdout.take().expect("piped stdout");
         let (out_tx, out_rx) = unbounded_channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let text = String::from_utf8_lossy(&line).trim_end().to_string();
-                        if out_tx.send(text).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
+        on_each_line(stdout, move |line| {
+            let text = String::from_utf8_lossy(line).trim_end().to_string();
+            out_tx.send(text).is_ok()
         });
 
-        let mut err_pipe = child.stderr.take().expect("piped stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        let stderr_thread = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = err_pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
+        let stderr = Captured::default();
+        let stderr_thread = stderr.gather(child.stderr.take().expect("piped stderr"));
 
         Mcp {
             child: Some(child),
@@ -147,9 +120,16 @@ impl Mcp {
         }
     }
 
+    /// A server over the fixture and `fake` (no arguments), past the handshake.
+    async fn ready(fake: &FakeGitea) -> Mcp {
+        let mut mcp = Mcp::spawn(&[], &env_for(fake, &fixture()));
+        mcp.initialize().await;
+        mcp
+    }
+
     /// The server's stderr so far.
     fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.stderr.text()
     }
 
     /// Writes raw bytes followed by a newline.
@@ -736,8 +716,7 @@ async fn find_then_execute_reaches_the_fake_gitea() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_are_error_results_that_name_the_problem() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     fake.clear_requests();
 
     let out = mcp
@@ -851,8 +830,7 @@ async fn withheld_actions_answer_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_tools_are_error_results_not_protocol_errors() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for name in ["no_such_tool", "test_simple_text", "gitea_issue_list"] {
         let resp = mcp
             .request("tools/call", Some(json!({"name": name, "arguments": {}})))
@@ -920,12 +898,7 @@ async fn fake_for_resources() -> FakeGitea {
 }
 
 fn reqwest_client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("reqwest client")
+    http_client(Duration::from_secs(30))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1283,8 +1256,7 @@ async fn withheld_resources_answer_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_lines_do_not_stop_the_server() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for garbage in [
         &b"this is not json"[..],
         b"{\"jsonrpc\":\"2.0\",",
@@ -1322,8 +1294,7 @@ async fn garbage_lines_do_not_stop_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_megabyte_line_does_not_crash_the_server() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let big = "x".repeat(2 << 20);
 
     // 2 MB of garbage on one line.
@@ -1384,8 +1355,7 @@ async fn requests_before_initialize_get_errors_and_the_handshake_still_works() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_methods_are_method_not_found() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     // Not offered: prompts, completions, MCP logging (SEP-2577), subscriptions.
     for method in [
         "no/such/method",
@@ -1404,8 +1374,7 @@ async fn unknown_methods_are_method_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelined_requests_are_all_answered_by_id() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let ids = [
         mcp.send_request("tools/list", None),
         mcp.send_request("ping", None),
@@ -1456,8 +1425,7 @@ async fn pipelined_requests_are_all_answered_by_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_tool_calls_are_invalid_params() {
     let fake = fake_with_repo().await;
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     for params in [
         json!({"name": "gitea_find_action", "arguments": "not an object"}),
         json!({"name": "gitea_find_action", "arguments": [1, 2]}),
@@ -1477,8 +1445,7 @@ async fn the_pull_request_resource_embeds_recent_comments_and_reviews() {
     let pr = fake.seed_pull("alice", "demo", "feature", "main", "Add f");
     fake.seed_comments("alice", "demo", pr, 35);
     fake.seed_reviews("alice", "demo", pr, 65);
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let (v, _) = mcp
         .read_json(&format!("gitea://repo/alice/demo/pr/{pr}"))
         .await;
@@ -1513,8 +1480,7 @@ async fn the_pull_request_resource_embeds_recent_comments_and_reviews() {
 async fn a_confirmation_over_stdio_is_redeemed_once_in_one_spelling() {
     let fake = fake_with_repo().await;
     fake.clear_requests();
-    let mut mcp = Mcp::spawn(&[], &env_for(&fake, &fixture()));
-    mcp.initialize().await;
+    let mut mcp = Mcp::ready(&fake).await;
     let delete = json!({"action": "gitea_repo_delete",
         "arguments": {"owner": "alice", "repo": "demo"}});
     let preview = mcp.call_tool("gitea_execute_action", delete.clone()).await;

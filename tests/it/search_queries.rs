@@ -54,10 +54,16 @@ fn full() -> Option<&'static Searchable> {
 }
 
 fn opts(limit: usize) -> SearchOptions {
+    filtered(limit, None, None)
+}
+
+/// At most `limit` hits, only in `domain` and only of actions whose `read_only` annotation is the
+/// one given (`None`: no filter).
+fn filtered(limit: usize, domain: Option<Domain>, read_only: Option<bool>) -> SearchOptions {
     SearchOptions {
         limit,
-        domain: None,
-        read_only: None,
+        domain,
+        read_only,
     }
 }
 
@@ -608,11 +614,7 @@ fn exact_match_respects_filters() {
     assert_eq!(merge.domain, Domain::Pull);
     assert!(!merge.annotations.read_only);
     let find = |q: &str, domain: Option<Domain>, read_only: Option<bool>| {
-        let o = SearchOptions {
-            limit: 20,
-            domain,
-            read_only,
-        };
+        let o = filtered(20, domain, read_only);
         (hit_actions(&s, q, &o), o)
     };
     for q in [
@@ -633,14 +635,7 @@ fn exact_match_respects_filters() {
             (None, Some(true)),
             (Some(Domain::Pull), Some(true)),
         ] {
-            match s.index.search(
-                q,
-                &SearchOptions {
-                    limit: 20,
-                    domain,
-                    read_only,
-                },
-            ) {
+            match s.index.search(q, &filtered(20, domain, read_only)) {
                 Ok(hits) => {
                     for h in &hits {
                         let a = &s.catalog.actions()[h.action];
@@ -848,22 +843,14 @@ fn domain_filter_is_honoured() {
         ("retry the pipeline", Domain::Actions),
     ];
     for (q, d) in cases {
-        let o = SearchOptions {
-            limit: 20,
-            domain: Some(d),
-            read_only: None,
-        };
+        let o = filtered(20, Some(d), None);
         let hits = hit_actions(s, q, &o);
         for a in &hits {
             assert_eq!(a.domain, d, "{q:?} in {d}: {} is in {}", a.name, a.domain);
         }
     }
     // Inside the right domain, the filter keeps the best answer.
-    let o = SearchOptions {
-        limit: 3,
-        domain: Some(Domain::Hook),
-        read_only: None,
-    };
+    let o = filtered(3, Some(Domain::Hook), None);
     let hooks = hit_actions(s, "delete webhook of a repository", &o);
     assert!(
         hooks
@@ -872,11 +859,7 @@ fn domain_filter_is_honoured() {
         "{:?}",
         describe(&hooks)
     );
-    let o = SearchOptions {
-        limit: 20,
-        domain: Some(Domain::Org),
-        read_only: None,
-    };
+    let o = filtered(20, Some(Domain::Org), None);
     assert!(
         hit_actions(s, "list labels", &o).len() > 1,
         "the org domain has label actions"
@@ -895,11 +878,7 @@ fn read_only_filter_is_honoured() {
         "show pull requests",
     ] {
         for read_only in [true, false] {
-            let o = SearchOptions {
-                limit: 20,
-                domain: None,
-                read_only: Some(read_only),
-            };
+            let o = filtered(20, None, Some(read_only));
             let hits = hit_actions(s, q, &o);
             for a in &hits {
                 assert_eq!(
@@ -914,11 +893,7 @@ fn read_only_filter_is_honoured() {
         }
     }
     // Both filters together.
-    let o = SearchOptions {
-        limit: 20,
-        domain: Some(Domain::Hook),
-        read_only: Some(true),
-    };
+    let o = filtered(20, Some(Domain::Hook), Some(true));
     let hits = hit_actions(s, "delete webhook of a repository", &o);
     assert!(!hits.is_empty(), "read-only hook actions exist");
     for a in &hits {

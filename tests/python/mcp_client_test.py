@@ -88,6 +88,15 @@ class Checks:
             print(f"ok   {name}", flush=True)
 
 
+async def read_error(client: Client, uri: str) -> MCPError:
+    """Reads resource `uri`, which must fail with an MCP error; returns that error."""
+    try:
+        await client.read_resource(uri)
+    except MCPError as e:
+        return e
+    raise AssertionError(f"{uri} was read")
+
+
 async def dynamic_surface(client: Client, checks: Checks) -> None:
     async def handshake() -> None:
         # mode="auto": the SDK probes `server/discover` (2026-07-28) first. rmcp 3.11 speaks
@@ -185,22 +194,14 @@ async def dynamic_surface(client: Client, checks: Checks) -> None:
 
     async def read_malformed() -> None:
         for uri in ("gitea://repo/alice/demo/issue/abc", "gitea://repo/a%2Fb/demo"):
-            try:
-                await client.read_resource(uri)
-            except MCPError as e:
-                assert e.code == -32602, (uri, e.code, e.message)
-            else:
-                raise AssertionError(f"{uri} was read")
+            e = await read_error(client, uri)
+            assert e.code == -32602, (uri, e.code, e.message)
 
     async def read_unknown_action() -> None:
         # Resource-not-found is -32602 from 2026-07-28 on (-32002 is retired there).
-        try:
-            await client.read_resource("gitea://actions/gitea_no_such_action")
-        except MCPError as e:
-            assert e.code == -32602, (e.code, e.message)
-            assert "gitea_no_such_action" in e.message, e.message
-        else:
-            raise AssertionError("an unknown action was read")
+        e = await read_error(client, "gitea://actions/gitea_no_such_action")
+        assert e.code == -32602, (e.code, e.message)
+        assert "gitea_no_such_action" in e.message, e.message
 
     await checks.run("handshake (auto mode: server/discover, 2026-07-28)", handshake)
     await checks.run("list_tools: the three dynamic tools", list_tools)
@@ -235,12 +236,8 @@ async def legacy_read_only(binary: str, spec: str, checks: Checks) -> None:
                 ("gitea://actions/gitea_no_such_action", -32002),
                 ("gitea://repo/alice/demo/issue/abc", -32602),
             ):
-                try:
-                    await client.read_resource(uri)
-                except MCPError as e:
-                    assert e.code == code, (uri, e.code, e.message)
-                else:
-                    raise AssertionError(f"{uri} was read")
+                e = await read_error(client, uri)
+                assert e.code == code, (uri, e.code, e.message)
 
         async def read_only_tools() -> None:
             tools = (await client.list_tools()).tools
@@ -258,13 +255,9 @@ async def legacy_read_only(binary: str, spec: str, checks: Checks) -> None:
             assert res.structured_content["withheld"]["code"] == "read_only", dump(res)
 
         async def withheld_resource() -> None:
-            try:
-                await client.read_resource("gitea://repo/alice/demo")
-            except MCPError as e:
-                assert "DISABLED_TOOLS" in e.message, e.message
-                assert e.code != -32003, e.code
-            else:
-                raise AssertionError("a withheld resource was read")
+            e = await read_error(client, "gitea://repo/alice/demo")
+            assert "DISABLED_TOOLS" in e.message, e.message
+            assert e.code != -32003, e.code
 
         await checks.run("legacy handshake + ping", handshake)
         await checks.run("legacy error codes (-32002, -32602)", legacy_error_codes)

@@ -203,165 +203,47 @@ impl Body {
 
 type Handler = fn(&mut State, &Call) -> Res;
 
-struct Route {
-    pattern: &'static str,
-    methods: &'static [(&'static str, Handler)],
-}
+/// A route: a path pattern (`{name}` one segment, `{name*}` the rest, `{a}.{b}` a segment split
+/// at its last dot) and the handler of each method it answers.
+type Route = (&'static str, &'static [(&'static str, Handler)]);
 
+#[rustfmt::skip]
 const ROUTES: &[Route] = &[
-    Route {
-        pattern: "/version",
-        methods: &[("GET", get_version)],
-    },
-    Route {
-        pattern: "/settings/api",
-        methods: &[("GET", settings_api)],
-    },
-    Route {
-        pattern: "/settings/ui",
-        methods: &[("GET", settings_ui)],
-    },
-    Route {
-        pattern: "/settings/repository",
-        methods: &[("GET", settings_repository)],
-    },
-    Route {
-        pattern: "/settings/attachment",
-        methods: &[("GET", settings_attachment)],
-    },
-    Route {
-        pattern: "/token",
-        methods: &[("GET", get_token)],
-    },
-    Route {
-        pattern: "/user",
-        methods: &[("GET", get_current_user)],
-    },
-    Route {
-        pattern: "/user/repos",
-        methods: &[("GET", list_my_repos), ("POST", create_my_repo)],
-    },
-    Route {
-        pattern: "/users/{username}",
-        methods: &[("GET", get_user)],
-    },
-    Route {
-        pattern: "/users/{username}/repos",
-        methods: &[("GET", list_user_repos)],
-    },
-    Route {
-        pattern: "/orgs",
-        methods: &[("GET", list_orgs), ("POST", create_org)],
-    },
-    Route {
-        pattern: "/orgs/{org}",
-        methods: &[("GET", get_org)],
-    },
-    Route {
-        pattern: "/orgs/{org}/repos",
-        methods: &[("GET", list_org_repos), ("POST", create_org_repo)],
-    },
-    Route {
-        pattern: "/repos/search",
-        methods: &[("GET", search_repos)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}",
-        methods: &[
-            ("GET", get_repo),
-            ("PATCH", edit_repo),
-            ("DELETE", delete_repo),
-        ],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/branches",
-        methods: &[("GET", list_branches), ("POST", create_branch)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/branches/{branch*}",
-        methods: &[("GET", get_branch)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/contents",
-        methods: &[("GET", get_contents)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/contents/{filepath*}",
-        methods: &[
-            ("GET", get_contents),
-            ("POST", create_file),
-            ("PUT", update_file),
-        ],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/raw/{filepath*}",
-        methods: &[("GET", get_raw)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/issues",
-        methods: &[("GET", list_issues), ("POST", create_issue)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/issues/{index}",
-        methods: &[("GET", get_issue), ("PATCH", edit_issue)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/issues/{index}/comments",
-        methods: &[("GET", list_comments), ("POST", create_comment)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/issues/{index}/labels",
-        methods: &[
-            ("GET", get_issue_labels),
-            ("POST", add_issue_labels),
-            ("PUT", replace_issue_labels),
-            ("DELETE", clear_issue_labels),
-        ],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/labels",
-        methods: &[("GET", list_labels), ("POST", create_label)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/labels/{id}",
-        methods: &[("GET", get_label)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/pulls",
-        methods: &[("GET", list_pulls), ("POST", create_pull)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/pulls/{index}.{diffType}",
-        methods: &[("GET", get_pull_diff)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/pulls/{index}",
-        methods: &[("GET", get_pull), ("PATCH", edit_pull)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/pulls/{index}/reviews",
-        methods: &[("GET", list_reviews), ("POST", create_review)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/pulls/{index}/merge",
-        methods: &[("GET", is_merged), ("POST", merge_pull)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/releases",
-        methods: &[("GET", list_releases), ("POST", create_release)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/releases/tags/{tag}",
-        methods: &[("GET", get_release_by_tag)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/releases/{id}",
-        methods: &[("GET", get_release)],
-    },
-    Route {
-        pattern: "/repos/{owner}/{repo}/releases/{id}/assets",
-        methods: &[("GET", list_assets), ("POST", upload_asset)],
-    },
+    ("/version", &[("GET", get_version)]),
+    ("/settings/api", &[("GET", settings_api)]),
+    ("/settings/ui", &[("GET", settings_ui)]),
+    ("/settings/repository", &[("GET", settings_repository)]),
+    ("/settings/attachment", &[("GET", settings_attachment)]),
+    ("/token", &[("GET", get_token)]),
+    ("/user", &[("GET", get_current_user)]),
+    ("/user/repos", &[("GET", list_my_repos), ("POST", create_my_repo)]),
+    ("/users/{username}", &[("GET", get_user)]),
+    ("/users/{username}/repos", &[("GET", list_user_repos)]),
+    ("/orgs", &[("GET", list_orgs), ("POST", create_org)]),
+    ("/orgs/{org}", &[("GET", get_org)]),
+    ("/orgs/{org}/repos", &[("GET", list_org_repos), ("POST", create_org_repo)]),
+    ("/repos/search", &[("GET", search_repos)]),
+    ("/repos/{owner}/{repo}", &[("GET", get_repo), ("PATCH", edit_repo), ("DELETE", delete_repo)]),
+    ("/repos/{owner}/{repo}/branches", &[("GET", list_branches), ("POST", create_branch)]),
+    ("/repos/{owner}/{repo}/branches/{branch*}", &[("GET", get_branch)]),
+    ("/repos/{owner}/{repo}/contents", &[("GET", get_contents)]),
+    ("/repos/{owner}/{repo}/contents/{filepath*}", &[("GET", get_contents), ("POST", create_file), ("PUT", update_file)]),
+    ("/repos/{owner}/{repo}/raw/{filepath*}", &[("GET", get_raw)]),
+    ("/repos/{owner}/{repo}/issues", &[("GET", list_issues), ("POST", create_issue)]),
+    ("/repos/{owner}/{repo}/issues/{index}", &[("GET", get_issue), ("PATCH", edit_issue)]),
+    ("/repos/{owner}/{repo}/issues/{index}/comments", &[("GET", list_comments), ("POST", create_comment)]),
+    ("/repos/{owner}/{repo}/issues/{index}/labels", &[("GET", get_issue_labels), ("POST", add_issue_labels), ("PUT", replace_issue_labels), ("DELETE", clear_issue_labels)]),
+    ("/repos/{owner}/{repo}/labels", &[("GET", list_labels), ("POST", create_label)]),
+    ("/repos/{owner}/{repo}/labels/{id}", &[("GET", get_label)]),
+    ("/repos/{owner}/{repo}/pulls", &[("GET", list_pulls), ("POST", create_pull)]),
+    ("/repos/{owner}/{repo}/pulls/{index}.{diffType}", &[("GET", get_pull_diff)]),
+    ("/repos/{owner}/{repo}/pulls/{index}", &[("GET", get_pull), ("PATCH", edit_pull)]),
+    ("/repos/{owner}/{repo}/pulls/{index}/reviews", &[("GET", list_reviews), ("POST", create_review)]),
+    ("/repos/{owner}/{repo}/pulls/{index}/merge", &[("GET", is_merged), ("POST", merge_pull)]),
+    ("/repos/{owner}/{repo}/releases", &[("GET", list_releases), ("POST", create_release)]),
+    ("/repos/{owner}/{repo}/releases/tags/{tag}", &[("GET", get_release_by_tag)]),
+    ("/repos/{owner}/{repo}/releases/{id}", &[("GET", get_release)]),
+    ("/repos/{owner}/{repo}/releases/{id}/assets", &[("GET", list_assets), ("POST", upload_asset)]),
 ];
 
 fn match_pattern(pattern: &'static str, segs: &[String]) -> Option<Vec<(&'static str, String)>> {
@@ -513,9 +395,9 @@ pub fn dispatch(st: &mut State, spec: Option<&[u8]>, inc: &Incoming) -> (Reply, 
         .map(|u| u.login.clone());
 
     // 2. The route.
-    let Some((route, params)) = ROUTES
+    let Some((methods, params)) = ROUTES
         .iter()
-        .find_map(|r| match_pattern(r.pattern, &segs).map(|p| (r, p)))
+        .find_map(|&(pattern, methods)| match_pattern(pattern, &segs).map(|p| (methods, p)))
     else {
         return (Reply::not_found(&[]), info);
     };
@@ -524,8 +406,8 @@ pub fn dispatch(st: &mut State, spec: Option<&[u8]>, inc: &Incoming) -> (Reply, 
     } else {
         inc.method
     };
-    let Some(&(_, handler)) = route.methods.iter().find(|(m, _)| *m == method) else {
-        let allow: Vec<&str> = route.methods.iter().map(|(m, _)| *m).collect();
+    let Some(&(_, handler)) = methods.iter().find(|(m, _)| *m == method) else {
+        let allow: Vec<&str> = methods.iter().map(|(m, _)| *m).collect();
         return (
             Reply::error(405, "Method Not Allowed").with_header("allow", allow.join(", ")),
             info,
@@ -644,13 +526,14 @@ fn repo_for(st: &State, call: &Call) -> Result<usize, Reply> {
     Ok(idx)
 }
 
+/// Gitea's 403 for a doer without write permission.
+const NO_WRITE_PERMISSION: &str = "user should have a permission to write to a repo";
+
+/// 403 unless the doer may write to the repository, 423 when it is archived.
 fn require_write(st: &State, ri: usize, call: &Call) -> Result<(), Reply> {
     let repo = &st.repos[ri];
     if !st.can_write(repo, &call.doer) {
-        return Err(Reply::error(
-            403,
-            "user should have a permission to write to a repo",
-        ));
+        return Err(Reply::error(403, NO_WRITE_PERMISSION));
     }
     if repo.archived {
         return Err(Reply::error(
@@ -677,24 +560,56 @@ fn pull_not_found(repo_id: i64, index: i64) -> Reply {
     )
 }
 
-/// The issue (or pull request) `{index}` of the repository.
-fn issue_pos(st: &State, ri: usize, call: &Call) -> Result<usize, Reply> {
+/// The repository (see [`repo_for`]) and the position of its issue `{index}`; with
+/// `pulls_only`, of its pull request `{index}` (a plain issue is then a pull request's 404).
+fn indexed_for(st: &State, call: &Call, pulls_only: bool) -> Result<(usize, usize), Reply> {
+    let ri = repo_for(st, call)?;
     let repo = &st.repos[ri];
     let index = call.int_param("index");
-    repo.issues
+    let found = repo
+        .issues
         .iter()
-        .position(|i| i.index == index)
-        .ok_or_else(|| issue_not_found(repo.id, index))
+        .position(|i| i.index == index && (!pulls_only || i.pull.is_some()));
+    match found {
+        Some(pos) => Ok((ri, pos)),
+        None if pulls_only => Err(pull_not_found(repo.id, index)),
+        None => Err(issue_not_found(repo.id, index)),
+    }
 }
 
-/// The pull request `{index}` of the repository (404 for a plain issue).
-fn pull_pos(st: &State, ri: usize, call: &Call) -> Result<usize, Reply> {
-    let repo = &st.repos[ri];
-    let index = call.int_param("index");
-    repo.issues
-        .iter()
-        .position(|i| i.index == index && i.pull.is_some())
-        .ok_or_else(|| pull_not_found(repo.id, index))
+/// The repository and the position of its issue (or pull request) `{index}`.
+fn issue_for(st: &State, call: &Call) -> Result<(usize, usize), Reply> {
+    indexed_for(st, call, false)
+}
+
+/// The repository and the position of its pull request `{index}` (404 for a plain issue).
+fn pull_for(st: &State, call: &Call) -> Result<(usize, usize), Reply> {
+    indexed_for(st, call, true)
+}
+
+/// 423 when the repository is archived (the issue and pull request routes' wording).
+fn refuse_archived(st: &State, ri: usize) -> Result<(), Reply> {
+    if st.repos[ri].archived {
+        return Err(Reply::error(423, "repo is archived"));
+    }
+    Ok(())
+}
+
+/// Whether the doer may write to the repository; 403 when it may not and is not the poster of
+/// issue `pos` either.
+fn writer_or_poster(st: &State, ri: usize, pos: usize, call: &Call) -> Result<bool, Reply> {
+    let writer = st.can_write(&st.repos[ri], &call.doer);
+    if !writer && st.repos[ri].issues[pos].poster != call.doer {
+        return Err(Reply::error(403, NO_WRITE_PERMISSION));
+    }
+    Ok(writer)
+}
+
+/// The login of the doer as written in commits (empty when anonymous).
+fn doer_login(st: &State, call: &Call) -> String {
+    st.user(&call.doer)
+        .map(|u| u.login.clone())
+        .unwrap_or_default()
 }
 
 fn valid_name(name: &str) -> bool {
@@ -716,6 +631,16 @@ fn valid_ref_name(name: &str) -> bool {
         && !name
             .chars()
             .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
+}
+
+/// The body's `key`, which must be present (`[field]: Required`) and a valid ref name
+/// (`[field]: GitRefName`).
+fn required_ref_name(body: &Body, key: &str, field: &str) -> Result<String, Reply> {
+    let name = body.required(key, field)?;
+    if !valid_ref_name(&name) {
+        return Err(Reply::validation(field, "GitRefName"));
+    }
+    Ok(name)
 }
 
 fn valid_tree_path(path: &str) -> bool {
@@ -1107,10 +1032,7 @@ fn create_branch(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
     require_write(st, ri, call)?;
     let body = call.body()?;
-    let name = body.required("new_branch_name", "BranchName")?;
-    if !valid_ref_name(&name) {
-        return Err(Reply::validation("BranchName", "GitRefName"));
-    }
+    let name = required_ref_name(&body, "new_branch_name", "BranchName")?;
     let repo = &st.repos[ri];
     let from = body
         .str("old_ref_name")?
@@ -1232,13 +1154,35 @@ fn decode_content(body: &Body) -> Result<Vec<u8>, Reply> {
         .map_err(|e| Reply::error(422, e.to_string()))
 }
 
+/// The first steps of a file change, in this order: the repository the doer may write to, the
+/// checked `{filepath}` (422 for a malformed one), the body and its decoded `content`.
+fn file_change(st: &State, call: &Call) -> Result<(usize, String, Body, Vec<u8>), Reply> {
+    let ri = repo_for(st, call)?;
+    require_write(st, ri, call)?;
+    let path = call.param("filepath").to_string();
+    if !valid_tree_path(&path) {
+        return Err(Reply::error(
+            422,
+            format!("path contains a malformed path component [path: {path}]"),
+        ));
+    }
+    let body = call.body()?;
+    let content = decode_content(&body)?;
+    Ok((ri, path, body, content))
+}
+
+/// The body's `branch`, or the default branch when it is absent or empty.
+fn source_branch(repo: &super::state::Repo, body: &Body) -> Result<String, Reply> {
+    Ok(body
+        .str("branch")?
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| repo.default_branch.clone()))
+}
+
 /// Where a file change lands: `(source branch, target branch)`, creating `new_branch`.
 fn target_branch(st: &mut State, ri: usize, body: &Body) -> Result<String, Reply> {
     let repo = &st.repos[ri];
-    let source = body
-        .str("branch")?
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| repo.default_branch.clone());
+    let source = source_branch(repo, body)?;
     let new_branch = body.str("new_branch")?.filter(|b| !b.is_empty());
     if !repo.branches.is_empty() && !repo.branches.contains_key(&source) {
         return Err(Reply::error(
@@ -1289,26 +1233,13 @@ fn file_response(
 }
 
 fn create_file(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    require_write(st, ri, call)?;
-    let path = call.param("filepath").to_string();
-    if !valid_tree_path(&path) {
-        return Err(Reply::error(
-            422,
-            format!("path contains a malformed path component [path: {path}]"),
-        ));
-    }
-    let body = call.body()?;
-    let content = decode_content(&body)?;
+    let (ri, path, body, content) = file_change(st, call)?;
     let message = body
         .str("message")?
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| format!("Add {path}"));
     // Check before creating a new branch, so a failure leaves nothing behind.
-    let source = body
-        .str("branch")?
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| st.repos[ri].default_branch.clone());
+    let source = source_branch(&st.repos[ri], &body)?;
     let exists_on = |b: &str| {
         st.repos[ri]
             .branches
@@ -1322,10 +1253,7 @@ fn create_file(st: &mut State, call: &Call) -> Res {
         ));
     }
     let branch = target_branch(st, ri, &body)?;
-    let author = st
-        .user(&call.doer)
-        .map(|u| u.login.clone())
-        .unwrap_or_default();
+    let author = doer_login(st, call);
     let commit = st.commit_files(
         ri,
         &branch,
@@ -1340,25 +1268,12 @@ fn create_file(st: &mut State, call: &Call) -> Res {
 }
 
 fn update_file(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    require_write(st, ri, call)?;
-    let path = call.param("filepath").to_string();
-    if !valid_tree_path(&path) {
-        return Err(Reply::error(
-            422,
-            format!("path contains a malformed path component [path: {path}]"),
-        ));
-    }
-    let body = call.body()?;
-    let content = decode_content(&body)?;
+    let (ri, path, body, content) = file_change(st, call)?;
     let sha = body.str("sha")?.filter(|s| !s.is_empty());
     let from_path = body
         .str("from_path")?
         .filter(|p| !p.is_empty() && *p != path);
-    let source = body
-        .str("branch")?
-        .filter(|b| !b.is_empty())
-        .unwrap_or_else(|| st.repos[ri].default_branch.clone());
+    let source = source_branch(&st.repos[ri], &body)?;
     let old_path = from_path.clone().unwrap_or_else(|| path.clone());
     let existing = st.repos[ri]
         .branches
@@ -1398,10 +1313,7 @@ fn update_file(st: &mut State, call: &Call) -> Res {
             }
         });
     let branch = target_branch(st, ri, &body)?;
-    let author = st
-        .user(&call.doer)
-        .map(|u| u.login.clone())
-        .unwrap_or_default();
+    let author = doer_login(st, call);
     let mut changes = vec![(path.clone(), Some(content))];
     if let Some(from) = from_path {
         changes.push((from, None));
@@ -1509,50 +1421,48 @@ fn assignees_from(st: &State, body: &Body) -> Result<Option<Vec<String>>, Reply>
     known_users(st, &names).map(Some)
 }
 
+/// The assignees a new issue or pull request gets: a writer's, none for anyone else.
+fn writer_assignees(st: &State, body: &Body, writer: bool) -> Result<Vec<String>, Reply> {
+    if !writer {
+        return Ok(Vec::new());
+    }
+    Ok(assignees_from(st, body)?.unwrap_or_default())
+}
+
+/// The labels a new issue or pull request gets: a writer's known label ids, none for anyone
+/// else.
+fn writer_labels(st: &State, ri: usize, body: &Body, writer: bool) -> Result<Vec<i64>, Reply> {
+    if !writer {
+        return Ok(Vec::new());
+    }
+    Ok(body
+        .ints("labels")?
+        .into_iter()
+        .filter(|id| st.repos[ri].label_by_id(*id).is_some())
+        .collect())
+}
+
 fn create_issue(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
-    if st.repos[ri].archived {
-        return Err(Reply::error(423, "repo is archived"));
-    }
+    refuse_archived(st, ri)?;
     let body = call.body()?;
     let title = body.required("title", "Title")?;
     let writer = st.can_write(&st.repos[ri], &call.doer);
-    let assignees = if writer {
-        assignees_from(st, &body)?.unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let label_ids: Vec<i64> = if writer {
-        body.ints("labels")?
-            .into_iter()
-            .filter(|id| st.repos[ri].label_by_id(*id).is_some())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let assignees = writer_assignees(st, &body, writer)?;
+    let label_ids = writer_labels(st, ri, &body, writer)?;
     let closed = body.bool("closed")?.unwrap_or(false);
     let due_date = body.str("due_date")?;
     let text = body.str("body")?.unwrap_or_default();
     let id = st.next_id("issue");
     let now = st.tick();
-    let repo = &mut st.repos[ri];
-    let index = repo.next_index;
-    repo.next_index += 1;
-    repo.issues.push(Issue {
-        id,
-        index,
-        title,
+    let index = st.repos[ri].push_issue(Issue {
         body: text,
         open: !closed,
-        poster: call.doer.clone(),
         label_ids,
         assignees,
-        comments: Vec::new(),
-        created: now,
-        updated: now,
         closed_at: closed.then_some(now),
         due_date,
-        pull: None,
+        ..Issue::new(id, title, call.doer.clone(), now)
     });
     let repo = &st.repos[ri];
     Ok(Reply::json(
@@ -1562,79 +1472,98 @@ fn create_issue(st: &mut State, call: &Call) -> Res {
 }
 
 fn get_issue(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
+    let (ri, pos) = issue_for(st, call)?;
     let repo = &st.repos[ri];
     Ok(Reply::json(200, &st.issue_json(repo, &repo.issues[pos])))
 }
 
+/// The 412 for changing the state of a merged pull request.
+fn merged_state_unchangeable() -> Reply {
+    Reply::error(
+        412,
+        "cannot change state of this pull request, it was already merged",
+    )
+}
+
+/// The fields an `EditIssueOption` and an `EditPullRequestOption` share.
+struct IssueEdit {
+    title: Option<String>,
+    text: Option<String>,
+    state: Option<String>,
+    due: Option<String>,
+    unset_due: bool,
+    /// Only a writer's assignees count; `None` leaves them as they are.
+    assignees: Option<Vec<String>>,
+}
+
+impl IssueEdit {
+    /// Reads the shared fields of `body` in Gitea's order (the first wrong one is the error).
+    fn read(st: &State, body: &Body, writer: bool) -> Result<IssueEdit, Reply> {
+        Ok(IssueEdit {
+            title: body.str("title")?.filter(|t| !t.trim().is_empty()),
+            text: body.str("body")?,
+            state: body.str("state")?,
+            due: body.str("due_date")?,
+            unset_due: body.bool("unset_due_date")?.unwrap_or(false),
+            assignees: if writer {
+                assignees_from(st, body)?
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Applies the edit at logical time `now`: closing stamps `closed_at`, reopening clears it,
+    /// and the issue counts as updated.
+    fn apply(self, issue: &mut Issue, now: i64) {
+        if let Some(t) = self.title {
+            issue.title = t;
+        }
+        if let Some(b) = self.text {
+            issue.body = b;
+        }
+        match self.state.as_deref() {
+            Some("closed") if issue.open => {
+                issue.open = false;
+                issue.closed_at = Some(now);
+            }
+            Some("open") if !issue.open => {
+                issue.open = true;
+                issue.closed_at = None;
+            }
+            _ => {}
+        }
+        if self.unset_due {
+            issue.due_date = None;
+        } else if let Some(d) = self.due {
+            issue.due_date = Some(d);
+        }
+        if let Some(a) = self.assignees {
+            issue.assignees = a;
+        }
+        issue.updated = now;
+    }
+}
+
 fn edit_issue(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
-    let writer = st.can_write(&st.repos[ri], &call.doer);
-    if !writer && st.repos[ri].issues[pos].poster != call.doer {
-        return Err(Reply::error(
-            403,
-            "user should have a permission to write to a repo",
-        ));
-    }
-    if st.repos[ri].archived {
-        return Err(Reply::error(423, "repo is archived"));
-    }
+    let (ri, pos) = issue_for(st, call)?;
+    let writer = writer_or_poster(st, ri, pos, call)?;
+    refuse_archived(st, ri)?;
     let body = call.body()?;
-    let title = body.str("title")?.filter(|t| !t.trim().is_empty());
-    let text = body.str("body")?;
-    let state = body.str("state")?;
-    let due = body.str("due_date")?;
-    let unset_due = body.bool("unset_due_date")?.unwrap_or(false);
-    let assignees = if writer {
-        assignees_from(st, &body)?
-    } else {
-        None
-    };
+    let edit = IssueEdit::read(st, &body, writer)?;
     let issue = &st.repos[ri].issues[pos];
-    if issue.pull.as_ref().is_some_and(|p| p.merged) && state.as_deref() == Some("open") {
-        return Err(Reply::error(
-            412,
-            "cannot change state of this pull request, it was already merged",
-        ));
+    if issue.pull.as_ref().is_some_and(|p| p.merged) && edit.state.as_deref() == Some("open") {
+        return Err(merged_state_unchangeable());
     }
     let now = st.tick();
-    let issue = &mut st.repos[ri].issues[pos];
-    if let Some(t) = title {
-        issue.title = t;
-    }
-    if let Some(b) = text {
-        issue.body = b;
-    }
-    match state.as_deref() {
-        Some("closed") if issue.open => {
-            issue.open = false;
-            issue.closed_at = Some(now);
-        }
-        Some("open") if !issue.open => {
-            issue.open = true;
-            issue.closed_at = None;
-        }
-        _ => {}
-    }
-    if unset_due {
-        issue.due_date = None;
-    } else if let Some(d) = due {
-        issue.due_date = Some(d);
-    }
-    if let Some(a) = assignees {
-        issue.assignees = a;
-    }
-    issue.updated = now;
+    edit.apply(&mut st.repos[ri].issues[pos], now);
     let repo = &st.repos[ri];
     Ok(Reply::json(201, &st.issue_json(repo, &repo.issues[pos])))
 }
 
 /// Gitea does not page issue comments: every comment, with `X-Total-Count`.
 fn list_comments(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
+    let (ri, pos) = issue_for(st, call)?;
     let repo = &st.repos[ri];
     let issue = &repo.issues[pos];
     let items: Vec<Value> = issue
@@ -1649,11 +1578,8 @@ fn list_comments(st: &mut State, call: &Call) -> Res {
 }
 
 fn create_comment(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
-    if st.repos[ri].archived {
-        return Err(Reply::error(423, "repo is archived"));
-    }
+    let (ri, pos) = issue_for(st, call)?;
+    refuse_archived(st, ri)?;
     let body = call.body()?;
     let text = body.required("body", "Body")?;
     let id = st.next_id("comment");
@@ -1688,8 +1614,7 @@ fn issue_labels_reply(st: &State, ri: usize, pos: usize) -> Reply {
 }
 
 fn get_issue_labels(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
+    let (ri, pos) = issue_for(st, call)?;
     Ok(issue_labels_reply(st, ri, pos))
 }
 
@@ -1723,8 +1648,7 @@ fn label_ids_from(st: &State, ri: usize, body: &Body) -> Result<Vec<i64>, Reply>
 }
 
 fn write_issue_labels(st: &mut State, call: &Call, replace: bool) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
+    let (ri, pos) = issue_for(st, call)?;
     require_write(st, ri, call)?;
     let body = call.body()?;
     let ids = label_ids_from(st, ri, &body)?;
@@ -1751,8 +1675,7 @@ fn replace_issue_labels(st: &mut State, call: &Call) -> Res {
 }
 
 fn clear_issue_labels(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = issue_pos(st, ri, call)?;
+    let (ri, pos) = issue_for(st, call)?;
     require_write(st, ri, call)?;
     st.repos[ri].issues[pos].label_ids.clear();
     Ok(Reply::empty(204))
@@ -1850,9 +1773,7 @@ fn list_pulls(st: &mut State, call: &Call) -> Res {
 
 fn create_pull(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
-    if st.repos[ri].archived {
-        return Err(Reply::error(423, "repo is archived"));
-    }
+    refuse_archived(st, ri)?;
     let body = call.body()?;
     let head = body.required("head", "Head")?;
     let base = body.required("base", "Base")?;
@@ -1889,20 +1810,9 @@ fn create_pull(st: &mut State, call: &Call) -> Res {
         ));
     }
     let writer = st.can_write(repo, &call.doer);
-    let assignees = if writer {
-        assignees_from(st, &body)?.unwrap_or_default()
-    } else {
-        Vec::new()
-    };
+    let assignees = writer_assignees(st, &body, writer)?;
     let reviewers = known_users(st, &body.strings("reviewers")?)?;
-    let label_ids: Vec<i64> = if writer {
-        body.ints("labels")?
-            .into_iter()
-            .filter(|id| st.repos[ri].label_by_id(*id).is_some())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let label_ids = writer_labels(st, ri, &body, writer)?;
     let text = body.str("body")?.unwrap_or_default();
     let due_date = body.str("due_date")?;
     let allow_edit = body.bool("allow_maintainer_edit")?.unwrap_or(false);
@@ -1910,38 +1820,20 @@ fn create_pull(st: &mut State, call: &Call) -> Res {
     let pull_id = st.next_id("pull");
     let now = st.tick();
     let repo = &mut st.repos[ri];
-    let index = repo.next_index;
-    repo.next_index += 1;
     let head_sha = repo.branches[&head].head.sha.clone();
     let base_sha = repo.branches[&base].head.sha.clone();
-    repo.issues.push(Issue {
-        id: issue_id,
-        index,
-        title,
+    let pull = Pull {
+        requested_reviewers: reviewers,
+        allow_maintainer_edit: allow_edit,
+        ..Pull::open(pull_id, head, base, head_sha, base_sha)
+    };
+    let index = repo.push_issue(Issue {
         body: text,
-        open: true,
-        poster: call.doer.clone(),
         label_ids,
         assignees,
-        comments: Vec::new(),
-        created: now,
-        updated: now,
-        closed_at: None,
         due_date,
-        pull: Some(Pull {
-            id: pull_id,
-            head,
-            base,
-            head_sha,
-            base_sha,
-            merged: false,
-            merged_at: None,
-            merged_by: None,
-            merge_commit_sha: None,
-            reviews: Vec::new(),
-            requested_reviewers: reviewers,
-            allow_maintainer_edit: allow_edit,
-        }),
+        pull: Some(pull),
+        ..Issue::new(issue_id, title, call.doer.clone(), now)
     });
     let repo = &st.repos[ri];
     Ok(Reply::json(
@@ -1951,8 +1843,7 @@ fn create_pull(st: &mut State, call: &Call) -> Res {
 }
 
 fn get_pull(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let repo = &st.repos[ri];
     Ok(Reply::json(
         200,
@@ -1975,15 +1866,8 @@ fn freeze_shas(st: &mut State, ri: usize, pos: usize) {
 }
 
 fn edit_pull(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
-    let writer = st.can_write(&st.repos[ri], &call.doer);
-    if !writer && st.repos[ri].issues[pos].poster != call.doer {
-        return Err(Reply::error(
-            403,
-            "user should have a permission to write to a repo",
-        ));
-    }
+    let (ri, pos) = pull_for(st, call)?;
+    let writer = writer_or_poster(st, ri, pos, call)?;
     let body = call.body()?;
     let state = body.str("state")?;
     let new_base = body.str("base")?.filter(|b| !b.is_empty());
@@ -1992,25 +1876,14 @@ fn edit_pull(st: &mut State, call: &Call) -> Res {
         .as_ref()
         .is_some_and(|p| p.merged);
     if merged && state.is_some() {
-        return Err(Reply::error(
-            412,
-            "cannot change state of this pull request, it was already merged",
-        ));
+        return Err(merged_state_unchangeable());
     }
     if let Some(b) = &new_base {
         if !st.repos[ri].branches.contains_key(b) {
             return Err(Reply::not_found(&[format!("new base '{b}' not exist")]));
         }
     }
-    let title = body.str("title")?.filter(|t| !t.trim().is_empty());
-    let text = body.str("body")?;
-    let due = body.str("due_date")?;
-    let unset_due = body.bool("unset_due_date")?.unwrap_or(false);
-    let assignees = if writer {
-        assignees_from(st, &body)?
-    } else {
-        None
-    };
+    let edit = IssueEdit::read(st, &body, writer)?;
     let labels = if writer && body.get("labels").is_some() {
         Some(body.ints("labels")?)
     } else {
@@ -2024,31 +1897,7 @@ fn edit_pull(st: &mut State, call: &Call) -> Res {
     let repo = &mut st.repos[ri];
     let known: Vec<i64> = repo.labels.iter().map(|l| l.id).collect();
     let issue = &mut repo.issues[pos];
-    if let Some(t) = title {
-        issue.title = t;
-    }
-    if let Some(b) = text {
-        issue.body = b;
-    }
-    match state.as_deref() {
-        Some("closed") if issue.open => {
-            issue.open = false;
-            issue.closed_at = Some(now);
-        }
-        Some("open") if !issue.open => {
-            issue.open = true;
-            issue.closed_at = None;
-        }
-        _ => {}
-    }
-    if unset_due {
-        issue.due_date = None;
-    } else if let Some(d) = due {
-        issue.due_date = Some(d);
-    }
-    if let Some(a) = assignees {
-        issue.assignees = a;
-    }
+    edit.apply(issue, now);
     if let Some(l) = labels {
         issue.label_ids = l.into_iter().filter(|id| known.contains(id)).collect();
     }
@@ -2059,7 +1908,6 @@ fn edit_pull(st: &mut State, call: &Call) -> Res {
     if let Some(a) = allow_edit {
         pull.allow_maintainer_edit = a;
     }
-    issue.updated = now;
     let repo = &st.repos[ri];
     Ok(Reply::json(
         201,
@@ -2068,8 +1916,7 @@ fn edit_pull(st: &mut State, call: &Call) -> Res {
 }
 
 fn get_pull_diff(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let repo = &st.repos[ri];
     let issue = &repo.issues[pos];
     let pull = issue.pull.as_ref().expect("a pull request");
@@ -2098,8 +1945,7 @@ fn get_pull_diff(st: &mut State, call: &Call) -> Res {
 }
 
 fn list_reviews(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let repo = &st.repos[ri];
     let issue = &repo.issues[pos];
     let items = issue
@@ -2114,8 +1960,7 @@ fn list_reviews(st: &mut State, call: &Call) -> Res {
 }
 
 fn create_review(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let body = call.body()?;
     let event = body.str("event")?.unwrap_or_default().to_ascii_uppercase();
     let text = body.str("body")?.unwrap_or_default();
@@ -2193,8 +2038,7 @@ fn create_review(st: &mut State, call: &Call) -> Res {
 }
 
 fn is_merged(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let merged = st.repos[ri].issues[pos]
         .pull
         .as_ref()
@@ -2207,8 +2051,7 @@ fn is_merged(st: &mut State, call: &Call) -> Res {
 }
 
 fn merge_pull(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = pull_pos(st, ri, call)?;
+    let (ri, pos) = pull_for(st, call)?;
     let body = call.body()?;
     let style = body.required("do", "Do")?;
     if !matches!(
@@ -2229,9 +2072,7 @@ fn merge_pull(st: &mut State, call: &Call) -> Res {
     if !st.can_write(repo, &call.doer) {
         return Err(Reply::error(405, "User not allowed to merge PR"));
     }
-    if repo.archived {
-        return Err(Reply::error(423, "repo is archived"));
-    }
+    refuse_archived(st, ri)?;
     let Some(head_branch) = repo.branches.get(&pull.head) else {
         return Err(Reply::error(
             409,
@@ -2256,10 +2097,7 @@ fn merge_pull(st: &mut State, call: &Call) -> Res {
         });
     let delete_branch = body.bool("delete_branch_after_merge")?.unwrap_or(false);
     freeze_shas(st, ri, pos);
-    let author = st
-        .user(&call.doer)
-        .map(|u| u.login.clone())
-        .unwrap_or_default();
+    let author = doer_login(st, call);
     let merge_sha = match style.as_str() {
         "manually-merged" => head_sha.clone(),
         "fast-forward-only" => {
@@ -2312,10 +2150,7 @@ fn create_release(st: &mut State, call: &Call) -> Res {
     let ri = repo_for(st, call)?;
     require_write(st, ri, call)?;
     let body = call.body()?;
-    let tag = body.required("tag_name", "TagName")?;
-    if !valid_ref_name(&tag) {
-        return Err(Reply::validation("TagName", "GitRefName"));
-    }
+    let tag = required_ref_name(&body, "tag_name", "TagName")?;
     let repo = &st.repos[ri];
     if repo.releases.iter().any(|r| r.tag == tag) {
         return Err(Reply::error(
@@ -2359,21 +2194,25 @@ fn create_release(st: &mut State, call: &Call) -> Res {
     ))
 }
 
-fn release_pos(st: &State, ri: usize, call: &Call) -> Result<usize, Reply> {
+/// The repository (see [`repo_for`]) and the position of its release `{id}` (drafts only for
+/// writers).
+fn release_for(st: &State, call: &Call) -> Result<(usize, usize), Reply> {
+    let ri = repo_for(st, call)?;
     let repo = &st.repos[ri];
     let id = call.int_param("id");
     let writer = st.can_write(repo, &call.doer);
-    repo.releases
+    let pos = repo
+        .releases
         .iter()
         .position(|r| r.id == id && (writer || !r.draft))
         .ok_or_else(|| {
             Reply::not_found(&[format!("release does not exist [id: {id}, tag_name: ]")])
-        })
+        })?;
+    Ok((ri, pos))
 }
 
 fn get_release(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = release_pos(st, ri, call)?;
+    let (ri, pos) = release_for(st, call)?;
     let repo = &st.repos[ri];
     Ok(Reply::json(
         200,
@@ -2397,8 +2236,7 @@ fn get_release_by_tag(st: &mut State, call: &Call) -> Res {
 }
 
 fn list_assets(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = release_pos(st, ri, call)?;
+    let (ri, pos) = release_for(st, call)?;
     let items: Vec<Value> = st.repos[ri].releases[pos]
         .assets
         .iter()
@@ -2408,8 +2246,7 @@ fn list_assets(st: &mut State, call: &Call) -> Res {
 }
 
 fn upload_asset(st: &mut State, call: &Call) -> Res {
-    let ri = repo_for(st, call)?;
-    let pos = release_pos(st, ri, call)?;
+    let (ri, pos) = release_for(st, call)?;
     require_write(st, ri, call)?;
     let content_type = call.header("content-type").unwrap_or("").to_string();
     let (filename, part_type, data) = if content_type

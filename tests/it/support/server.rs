@@ -506,6 +506,15 @@ pub struct FakeGitea {
     running: Mutex<Option<Running>>,
 }
 
+/// What [`FakeGitea::seed_each`] hands each new item: its id, the logical time, its 1-based
+/// number and the repository owner's login (the poster).
+struct Seeded<'a> {
+    id: i64,
+    now: i64,
+    nth: usize,
+    poster: &'a str,
+}
+
 fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     let socket = TcpSocket::new_v4()?;
     socket.set_reuseaddr(true)?;
@@ -764,26 +773,8 @@ impl FakeGitea {
         let id = st.next_id("issue");
         let now = st.tick();
         let r = &mut st.repos[ri];
-        let index = r.next_index;
-        r.next_index += 1;
         let poster = r.owner.to_ascii_lowercase();
-        r.issues.push(super::state::Issue {
-            id,
-            index,
-            title: title.to_string(),
-            body: String::new(),
-            open: true,
-            poster,
-            label_ids: Vec::new(),
-            assignees: Vec::new(),
-            comments: Vec::new(),
-            created: now,
-            updated: now,
-            closed_at: None,
-            due_date: None,
-            pull: None,
-        });
-        index
+        r.push_issue(super::state::Issue::new(id, title.to_string(), poster, now))
     }
 
     /// Opens `n` issues titled `Issue 1` … `Issue n`; returns their indexes.
@@ -795,24 +786,23 @@ impl FakeGitea {
 
     /// Adds `n` comments `Comment 1` … `Comment n` by the owner to issue `index`.
     pub fn seed_comments(&self, owner: &str, repo: &str, index: i64, n: usize) {
-        let mut st = self.state();
-        let ri = Self::repo_index(&st, owner, repo);
-        let poster = st.repos[ri].owner.to_ascii_lowercase();
-        for i in 1..=n {
-            let id = st.next_id("comment");
-            let now = st.tick();
-            let issue = st.repos[ri]
-                .issue_mut(index)
-                .unwrap_or_else(|| panic!("no issue #{index} in {owner}/{repo}"));
-            issue.comments.push(super::state::Comment {
-                id,
-                body: format!("Comment {i}"),
-                poster: poster.clone(),
-                created: now,
-                updated: now,
-            });
-            issue.updated = now;
-        }
+        self.seed_each(
+            owner,
+            repo,
+            index,
+            n,
+            ("comment", "issue"),
+            |issue, seed| {
+                issue.comments.push(super::state::Comment {
+                    id: seed.id,
+                    body: format!("Comment {}", seed.nth),
+                    poster: seed.poster.to_string(),
+                    created: seed.now,
+                    updated: seed.now,
+                });
+                issue.updated = seed.now;
+            },
+        );
     }
 
     /// Replaces the body of issue (or pull request) `index`.
@@ -828,30 +818,62 @@ impl FakeGitea {
     /// Adds `n` reviews `Review 1` … `Review n` (state `COMMENT`, by the owner) to pull request
     /// `index`.
     pub fn seed_reviews(&self, owner: &str, repo: &str, index: i64, n: usize) {
+        self.seed_each(
+            owner,
+            repo,
+            index,
+            n,
+            ("review", "pull request"),
+            |issue, seed| {
+                let pull = issue
+                    .pull
+                    .as_mut()
+                    .unwrap_or_else(|| panic!("#{index} in {owner}/{repo} is not a pull request"));
+                let commit_id = pull.head_sha.clone();
+                pull.reviews.push(super::state::Review {
+                    id: seed.id,
+                    poster: seed.poster.to_string(),
+                    state: "COMMENT".into(),
+                    body: format!("Review {}", seed.nth),
+                    commit_id,
+                    comments_count: 0,
+                    official: false,
+                    submitted: seed.now,
+                });
+            },
+        );
+    }
+
+    /// Calls `add` `n` times on issue (or pull request) `index`, each time with a fresh id of
+    /// `kind.0` and the next logical time; panics naming `kind.1` when there is no such issue.
+    fn seed_each(
+        &self,
+        owner: &str,
+        repo: &str,
+        index: i64,
+        n: usize,
+        kind: (&'static str, &str),
+        mut add: impl FnMut(&mut super::state::Issue, Seeded),
+    ) {
         let mut st = self.state();
         let ri = Self::repo_index(&st, owner, repo);
         let poster = st.repos[ri].owner.to_ascii_lowercase();
-        for i in 1..=n {
-            let id = st.next_id("review");
+        for nth in 1..=n {
+            let id = st.next_id(kind.0);
             let now = st.tick();
             let issue = st.repos[ri]
                 .issue_mut(index)
-                .unwrap_or_else(|| panic!("no pull request #{index} in {owner}/{repo}"));
-            let pull = issue
-                .pull
-                .as_mut()
-                .unwrap_or_else(|| panic!("#{index} in {owner}/{repo} is not a pull request"));
-            let commit_id = pull.head_sha.clone();
-            pull.reviews.push(super::state::Review {
-                id,
-                poster: poster.clone(),
-                state: "COMMENT".into(),
-                body: format!("Review {i}"),
-                commit_id,
-                comments_count: 0,
-                official: false,
-                submitted: now,
-            });
+                .unwrap_or_else(|| panic!("no {} #{index} in {owner}/{repo}", kind.1));
+            let poster = poster.as_str();
+            add(
+                issue,
+                Seeded {
+                    id,
+                    now,
+                    nth,
+                    poster,
+                },
+            );
         }
     }
 
@@ -886,39 +908,12 @@ impl FakeGitea {
                 .unwrap_or_else(|| panic!("no branch {b} in {owner}/{repo}"))
         };
         let (head_sha, base_sha) = (sha(head), sha(base));
-        let index = r.next_index;
-        r.next_index += 1;
         let poster = r.owner.to_ascii_lowercase();
-        r.issues.push(super::state::Issue {
-            id: issue_id,
-            index,
-            title: title.to_string(),
-            body: String::new(),
-            open: true,
-            poster,
-            label_ids: Vec::new(),
-            assignees: Vec::new(),
-            comments: Vec::new(),
-            created: now,
-            updated: now,
-            closed_at: None,
-            due_date: None,
-            pull: Some(super::state::Pull {
-                id: pull_id,
-                head: head.to_string(),
-                base: base.to_string(),
-                head_sha,
-                base_sha,
-                merged: false,
-                merged_at: None,
-                merged_by: None,
-                merge_commit_sha: None,
-                reviews: Vec::new(),
-                requested_reviewers: Vec::new(),
-                allow_maintainer_edit: false,
-            }),
-        });
-        index
+        let pull = super::state::Pull::open(pull_id, head.into(), base.into(), head_sha, base_sha);
+        r.push_issue(super::state::Issue {
+            pull: Some(pull),
+            ..super::state::Issue::new(issue_id, title.to_string(), poster, now)
+        })
     }
 
     /// Publishes a release of `tag` on the default branch; returns its id.
@@ -947,60 +942,61 @@ impl FakeGitea {
 
     /// `"open"` or `"closed"` for an issue or pull request.
     pub fn issue_state(&self, owner: &str, repo: &str, index: i64) -> Option<String> {
+        self.with_issue(owner, repo, index, |_, issue| {
+            if issue.open { "open" } else { "closed" }.to_string()
+        })
+    }
+
+    /// `look` applied to issue (or pull request) `index` and its repository; `None` when either
+    /// does not exist.
+    fn with_issue<T>(
+        &self,
+        owner: &str,
+        repo: &str,
+        index: i64,
+        look: impl FnOnce(&super::state::Repo, &super::state::Issue) -> T,
+    ) -> Option<T> {
         let st = self.state();
-        let ri = st.repo_idx(owner, repo)?;
-        let issue = st.repos[ri].issue(index)?;
-        Some(if issue.open { "open" } else { "closed" }.to_string())
+        let r = &st.repos[st.repo_idx(owner, repo)?];
+        Some(look(r, r.issue(index)?))
     }
 
     /// The label names of an issue or pull request.
     pub fn issue_labels(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        let r = &st.repos[ri];
-        r.issue(index)
-            .map(|i| {
-                i.label_ids
-                    .iter()
-                    .filter_map(|id| r.label_by_id(*id))
-                    .map(|l| l.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |r, i| {
+            i.label_ids
+                .iter()
+                .filter_map(|id| r.label_by_id(*id))
+                .map(|l| l.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
     }
 
     /// The comment bodies of an issue or pull request, oldest first.
     pub fn comments(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        st.repos[ri]
-            .issue(index)
-            .map(|i| i.comments.iter().map(|c| c.body.clone()).collect())
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |_, i| {
+            i.comments.iter().map(|c| c.body.clone()).collect()
+        })
+        .unwrap_or_default()
     }
 
     /// Whether pull request `index` is merged (`None` when it does not exist).
     pub fn pull_merged(&self, owner: &str, repo: &str, index: i64) -> Option<bool> {
-        let st = self.state();
-        let ri = st.repo_idx(owner, repo)?;
-        st.repos[ri].issue(index)?.pull.as_ref().map(|p| p.merged)
+        self.with_issue(owner, repo, index, |_, i| i.pull.as_ref().map(|p| p.merged))?
     }
 
     /// The review states (`APPROVED`, …) of pull request `index`, oldest first.
     pub fn reviews(&self, owner: &str, repo: &str, index: i64) -> Vec<String> {
-        let st = self.state();
-        let Some(ri) = st.repo_idx(owner, repo) else {
-            return Vec::new();
-        };
-        st.repos[ri]
-            .issue(index)
-            .and_then(|i| i.pull.as_ref())
-            .map(|p| p.reviews.iter().map(|r| r.state.clone()).collect())
-            .unwrap_or_default()
+        self.with_issue(owner, repo, index, |_, i| {
+            let reviews = i.pull.as_ref().map(|p| p.reviews.as_slice());
+            reviews
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r.state.clone())
+                .collect()
+        })
+        .unwrap_or_default()
     }
 
     /// The assets uploaded to a release.

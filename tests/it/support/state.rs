@@ -101,6 +101,27 @@ pub struct Pull {
     pub allow_maintainer_edit: bool,
 }
 
+impl Pull {
+    /// An open, unmerged pull request `id` from `head` into `base` at those branches' SHAs,
+    /// with no reviews or reviewers.
+    pub fn open(id: i64, head: String, base: String, head_sha: String, base_sha: String) -> Pull {
+        Pull {
+            id,
+            head,
+            base,
+            head_sha,
+            base_sha,
+            merged: false,
+            merged_at: None,
+            merged_by: None,
+            merge_commit_sha: None,
+            reviews: Vec::new(),
+            requested_reviewers: Vec::new(),
+            allow_maintainer_edit: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Issue {
     pub id: i64,
@@ -117,6 +138,38 @@ pub struct Issue {
     pub closed_at: Option<i64>,
     pub due_date: Option<String>,
     pub pull: Option<Pull>,
+}
+
+impl Issue {
+    /// The segment of its web URL: `pulls` for a pull request, `issues` otherwise.
+    pub fn web_kind(&self) -> &'static str {
+        if self.pull.is_some() {
+            "pulls"
+        } else {
+            "issues"
+        }
+    }
+
+    /// An open issue `id` titled `title` by `poster`, created at `now`, with no body, labels,
+    /// assignees, comments or due date; [`Repo::push_issue`] gives it its index.
+    pub fn new(id: i64, title: String, poster: String, now: i64) -> Issue {
+        Issue {
+            id,
+            index: 0,
+            title,
+            body: String::new(),
+            open: true,
+            poster,
+            label_ids: Vec::new(),
+            assignees: Vec::new(),
+            comments: Vec::new(),
+            created: now,
+            updated: now,
+            closed_at: None,
+            due_date: None,
+            pull: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +246,15 @@ impl Repo {
 
     pub fn label_by_id(&self, id: i64) -> Option<&Label> {
         self.labels.iter().find(|l| l.id == id)
+    }
+
+    /// Files `issue` under the repository's next index (issues and pull requests share one
+    /// counter); returns that index.
+    pub fn push_issue(&mut self, issue: Issue) -> i64 {
+        let index = self.next_index;
+        self.next_index += 1;
+        self.issues.push(Issue { index, ..issue });
+        index
     }
 }
 
@@ -639,47 +701,49 @@ impl State {
         let base = &self.base_url;
         let full = repo.full_name();
         let sha = blob_sha(&entry.content);
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let self_url = format!("{base}/api/v1/repos/{full}/contents/{path}?ref={branch}");
-        let git_url = format!("{base}/api/v1/repos/{full}/git/blobs/{sha}");
-        let html_url = format!("{base}/{full}/src/branch/{branch}/{path}");
-        json!({
-            "name": name,
-            "path": path,
-            "sha": sha,
-            "last_commit_sha": entry.last_commit,
-            "type": "file",
-            "size": entry.content.len(),
-            "encoding": if with_content { json!("base64") } else { Value::Null },
-            "content": if with_content {
-                json!(base64::engine::general_purpose::STANDARD.encode(&entry.content))
-            } else {
-                Value::Null
-            },
-            "target": null,
-            "url": self_url,
-            "html_url": html_url,
-            "git_url": git_url,
-            "download_url": format!("{base}/{full}/raw/branch/{branch}/{path}"),
-            "submodule_git_url": null,
-            "_links": { "self": self_url, "git": git_url, "html": html_url },
-        })
+        let mut v = self.contents_entry_json(repo, branch, path, &sha, "file");
+        v["last_commit_sha"] = json!(entry.last_commit);
+        v["size"] = json!(entry.content.len());
+        if with_content {
+            v["encoding"] = json!("base64");
+            v["content"] = json!(base64::engine::general_purpose::STANDARD.encode(&entry.content));
+        }
+        v["download_url"] = json!(format!("{base}/{full}/raw/branch/{branch}/{path}"));
+        v
     }
 
     pub fn dir_json(&self, repo: &Repo, branch: &str, path: &str) -> Value {
-        let base = &self.base_url;
         let full = repo.full_name();
         let sha = sha40(format!("tree {full} {branch} {path}").as_bytes());
+        let mut v = self.contents_entry_json(repo, branch, path, &sha, "dir");
+        v["last_commit_sha"] = json!(repo.branches.get(branch).map(|b| b.head.sha.clone()));
+        v
+    }
+
+    /// The `ContentsResponse` fields of `path` that files and directories (`kind`) share, in
+    /// Gitea's order; the rest (`last_commit_sha`, `size`, `encoding`, `content`,
+    /// `download_url`) are null or 0 for the caller to set in place.
+    fn contents_entry_json(
+        &self,
+        repo: &Repo,
+        branch: &str,
+        path: &str,
+        sha: &str,
+        kind: &str,
+    ) -> Value {
+        let base = &self.base_url;
+        let full = repo.full_name();
         let name = path.rsplit('/').next().unwrap_or(path);
+        let git = if kind == "dir" { "trees" } else { "blobs" };
         let self_url = format!("{base}/api/v1/repos/{full}/contents/{path}?ref={branch}");
-        let git_url = format!("{base}/api/v1/repos/{full}/git/trees/{sha}");
+        let git_url = format!("{base}/api/v1/repos/{full}/git/{git}/{sha}");
         let html_url = format!("{base}/{full}/src/branch/{branch}/{path}");
         json!({
             "name": name,
             "path": path,
             "sha": sha,
-            "last_commit_sha": repo.branches.get(branch).map(|b| b.head.sha.clone()),
-            "type": "dir",
+            "last_commit_sha": null,
+            "type": kind,
             "size": 0,
             "encoding": null,
             "content": null,
@@ -765,11 +829,7 @@ impl State {
     pub fn issue_json(&self, repo: &Repo, issue: &Issue) -> Value {
         let base = &self.base_url;
         let full = repo.full_name();
-        let kind = if issue.pull.is_some() {
-            "pulls"
-        } else {
-            "issues"
-        };
+        let kind = issue.web_kind();
         let (assignee, assignees) = self.assignees_of(issue);
         json!({
             "id": issue.id,
@@ -873,11 +933,7 @@ impl State {
     pub fn comment_json(&self, repo: &Repo, issue: &Issue, c: &Comment) -> Value {
         let base = &self.base_url;
         let full = repo.full_name();
-        let kind = if issue.pull.is_some() {
-            "pulls"
-        } else {
-            "issues"
-        };
+        let kind = issue.web_kind();
         json!({
             "id": c.id,
             "html_url": format!("{base}/{full}/{kind}/{}#issuecomment-{}", issue.index, c.id),

@@ -31,8 +31,12 @@ DYNAMIC_TOOLS = {"gitea_find_action", "gitea_execute_action", "gitea_api_request
 # server announces only the entity templates whose operations the loaded document has.
 TEMPLATES = {
     "gitea://actions/{name}",
+    "gitea://owner/{owner}",
     "gitea://repo/{owner}/{repo}",
+    "gitea://repo/{owner}/{repo}/commit/{sha}",
+    "gitea://repo/{owner}/{repo}/commit/{sha}/status",
     "gitea://repo/{owner}/{repo}/issue/{index}",
+    "gitea://repo/{owner}/{repo}/issue/{index}/comment/{id}",
     "gitea://repo/{owner}/{repo}/pr/{index}",
 }
 TIMEOUT = 60.0

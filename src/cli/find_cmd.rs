@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::{Catalog, Domain};
 use aegis_gitea_mcp::config::Config;
-use aegis_gitea_mcp::search::{self, SearchIndex, SearchOptions};
+use aegis_gitea_mcp::search::fit::{self as fitting, FitOptions};
+use aegis_gitea_mcp::search::{self, Examples, Model, SearchIndex, SearchOptions};
 use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools;
 use anyhow::Context;
@@ -45,12 +46,85 @@ pub struct FindArgs {
 pub struct EvalArgs {
     /// An evaluation set (JSON Lines: id, q, expect, cat)
     file: PathBuf,
-    /// How many results to request per query (MRR depends on it)
-    #[arg(long, default_value_t = 10)]
+    /// How many results to request per query (MRR and R@20 depend on it)
+    #[arg(long, default_value_t = 20)]
     cutoff: usize,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
+    /// Cross-validate over FILE with K folds (by row, seeded): each fold is answered by a
+    /// model and examples learned from the other folds only
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(2..=50))]
+    cv: Option<u16>,
+    /// Seed of the cross-validation folds
+    #[arg(long, default_value_t = DEFAULT_CV_SEED)]
+    seed: u64,
+    /// Without --cv: rank without the committed examples (text and shape only)
+    #[arg(long)]
+    no_examples: bool,
+    /// With --cv: fail (exit 1) when R@1 is more than 0.02 below the figure in this file
+    /// (`index/cv-baseline.json`, written by `fit`)
+    #[arg(long, value_name = "FILE", requires = "cv")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    fit: FitFlags,
+}
+
+/// Fit settings (defaults: `FitOptions::default()`, chosen by cross-validation).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FitFlags {
+    /// L2 penalty of the fit
+    #[arg(long, hide = true)]
+    l2: Option<f32>,
+    /// Adam steps of the fit
+    #[arg(long, hide = true)]
+    steps: Option<usize>,
+    /// Adam step size of the fit
+    #[arg(long, hide = true)]
+    learning_rate: Option<f32>,
+    /// Stage-one candidates re-ranked by stage two
+    #[arg(long, hide = true)]
+    candidates: Option<usize>,
+    /// Inner folds keeping training queries apart from their own examples
+    #[arg(long, hide = true)]
+    inner_folds: Option<usize>,
+}
+
+impl FitFlags {
+    fn options(&self) -> FitOptions {
+        let d = FitOptions::default();
+        FitOptions {
+            l2: self.l2.unwrap_or(d.l2),
+            steps: self.steps.unwrap_or(d.steps),
+            learning_rate: self.learning_rate.unwrap_or(d.learning_rate),
+            candidates: self.candidates.unwrap_or(d.candidates),
+            inner_folds: self.inner_folds.unwrap_or(d.inner_folds).max(2),
+            ..d
+        }
+    }
+}
+
+/// Seed of the cross-validation folds (CI, the baseline and docs/search.md use it).
+const DEFAULT_CV_SEED: u64 = 1645;
+/// Folds of the committed cross-validation figure.
+const BASELINE_FOLDS: usize = 5;
+/// How far CV R@1 may fall below the committed figure before CI fails.
+const BASELINE_TOLERANCE: f64 = 0.02;
+
+/// Arguments of `fit`.
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    /// The training set (JSON Lines: id, q, expect, cat)
+    file: PathBuf,
+    /// Where the model, the examples and the CV baseline are written
+    #[arg(long, default_value = "index")]
+    out_dir: PathBuf,
+    /// Write nothing; fail (exit 1) when the files in --out-dir differ from what the fit
+    /// produces
+    #[arg(long)]
+    check: bool,
+    #[command(flatten)]
+    fit: FitFlags,
 }
 
 async fn load(config: &Config) -> anyhow::Result<State> {
@@ -157,6 +231,20 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
             a.plural
         );
     }
+    if args.explain {
+        let explained = index
+            .explain(query, &opts)
+            .map_err(|e| UsageError(e.to_string()))?;
+        for (rank, (hit, parts)) in explained.iter().enumerate() {
+            let a = &catalog.actions()[hit.action];
+            let top: Vec<String> = parts
+                .iter()
+                .take(40)
+                .map(|c| format!("{}={:.2}→{:+.2}", c.feature, c.value, c.part))
+                .collect();
+            eprintln!("#{} {} {:.3}: {}", rank + 1, a.name, hit.score, top.join(" "));
+        }
+    }
     if args.tool_output {
         println!("{}", tool_answer(&state, query, args));
         return Ok(Exit::Ok);
@@ -185,27 +273,74 @@ fn print_text(out: &Value) {
     }
 }
 
+fn read_rows(file: &std::path::Path) -> anyhow::Result<Vec<search::EvalRow>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(search::parse_eval_set(&text).map_err(|e| UsageError(format!("{}: {e}", file.display())))?)
+}
+
 pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let rows = search::parse_eval_set(&text)
-        .map_err(|e| UsageError(format!("{}: {e}", args.file.display())))?;
+    let rows = read_rows(&args.file)?;
     let state = load(config).await?;
-    let (catalog, index) = (&state.catalog, state.search_index()?);
+    let catalog = &state.catalog;
+    let cutoff = args.cutoff.max(1);
+    if let Some(k) = args.cv {
+        let cv = fitting::cross_validate(
+            catalog,
+            &rows,
+            usize::from(k),
+            args.seed,
+            cutoff,
+            &args.fit.options(),
+        );
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&cv)?);
+        } else {
+            println!(
+                "cross-validation of {} ({k} folds by row, seed {}; {} rows, {} results per query)",
+                args.file.display(),
+                args.seed,
+                rows.len(),
+                cv.report.cutoff
+            );
+            print_report(&cv.report, false);
+        }
+        if let Some(path) = &args.baseline {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let committed: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", path.display()))?;
+            let want = committed["recall_at_1"].as_f64().ok_or_else(|| {
+                UsageError(format!("{}: no number recall_at_1", path.display()))
+            })?;
+            let got = cv.report.overall.recall_at_1;
+            if got < want - BASELINE_TOLERANCE {
+                eprintln!(
+                    "error: cross-validated R@1 {got:.3} is more than {BASELINE_TOLERANCE} below the committed {want:.3} ({})",
+                    path.display()
+                );
+                return Ok(Exit::Failure);
+            }
+            println!("CV R@1 {got:.3} vs committed {want:.3}: within {BASELINE_TOLERANCE}");
+        }
+        return Ok(Exit::Ok);
+    }
+    let own;
+    let index = if args.no_examples {
+        own = SearchIndex::with(
+            catalog,
+            &Examples::none(),
+            Model::committed().map_err(search::Error::Unavailable)?,
+        );
+        &own
+    } else {
+        state.search_index()?
+    };
     let opts = SearchOptions {
-        limit: args.cutoff.max(1),
+        limit: cutoff,
         ..SearchOptions::default()
     };
-    let report = search::evaluate(&rows, args.cutoff.max(1), |q| {
-        index
-            .search(q, &opts)
-            .map(|hits| {
-                hits.iter()
-                    .map(|h| catalog.actions()[h.action].operation_id.to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
+    let report = search::evaluate(&rows, cutoff, |q| fitting::ranked(index, q, &opts));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(Exit::Ok);
@@ -216,21 +351,26 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
         rows.len(),
         report.cutoff
     );
+    print_report(&report, true);
+    Ok(Exit::Ok)
+}
+
+fn print_report(report: &search::EvalReport, misses: bool) {
     println!(
-        "{:<10} {:>4} {:>6} {:>6} {:>6}",
-        "category", "n", "R@1", "R@5", "MRR"
+        "{:<10} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "category", "n", "R@1", "R@5", "R@10", "R@20", "MRR"
     );
     let line = |name: &str, m: &search::Metrics| {
         println!(
-            "{name:<10} {:>4} {:>6.3} {:>6.3} {:>6.3}",
-            m.n, m.recall_at_1, m.recall_at_5, m.mrr
+            "{name:<10} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+            m.n, m.recall_at_1, m.recall_at_5, m.recall_at_10, m.recall_at_20, m.mrr
         );
     };
     line("all", &report.overall);
     for (cat, m) in &report.by_category {
         line(cat, m);
     }
-    if !report.misses.is_empty() {
+    if misses && !report.misses.is_empty() {
         println!("misses (rank of the first correct answer; top results):");
         for m in &report.misses {
             let rank = m.rank.map_or("-".to_string(), |r| r.to_string());
@@ -243,6 +383,75 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
                 m.got.join(", ")
             );
         }
+    }
+}
+
+/// The files `fit` writes, with their contents.
+fn fit_outputs(
+    catalog: &Catalog,
+    rows: &[search::EvalRow],
+    train_text: &[u8],
+    opts: &FitOptions,
+) -> Vec<(&'static str, String)> {
+    use sha2::Digest;
+    let (mut model, examples) = fitting::fit(catalog, rows, opts);
+    model.provenance = json!({
+        "train_rows": rows.len(),
+        "train_sha256": format!("{:x}", sha2::Sha256::digest(train_text)),
+        "document": catalog.info().title.clone() + " " + &catalog.info().version,
+        "options": opts,
+    });
+    let cv = fitting::cross_validate(catalog, rows, BASELINE_FOLDS, DEFAULT_CV_SEED, 20, opts);
+    let m = &cv.report.overall;
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut baseline = serde_json::to_string_pretty(&json!({
+        "folds": BASELINE_FOLDS,
+        "seed": DEFAULT_CV_SEED,
+        "rows": rows.len(),
+        "recall_at_1": round(m.recall_at_1),
+        "recall_at_5": round(m.recall_at_5),
+        "recall_at_20": round(m.recall_at_20),
+        "mrr": round(m.mrr),
+    }))
+    .unwrap_or_default();
+    baseline.push('\n');
+    vec![
+        ("model.json", model.to_json()),
+        ("examples.jsonl", examples.to_jsonl()),
+        ("cv-baseline.json", baseline),
+    ]
+}
+
+pub async fn fit(config: &Config, args: &FitArgs) -> anyhow::Result<Exit> {
+    let train_text = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let rows = read_rows(&args.file)?;
+    let state = load(config).await?;
+    let outputs = fit_outputs(&state.catalog, &rows, &train_text, &args.fit.options());
+    let mut stale = Vec::new();
+    for (name, content) in &outputs {
+        let path = args.out_dir.join(name);
+        if args.check {
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            if &committed != content {
+                stale.push(path.display().to_string());
+            }
+        } else {
+            std::fs::write(&path, content)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote {}", path.display());
+        }
+    }
+    if !stale.is_empty() {
+        eprintln!(
+            "error: {} differ from what `fit` produces; run `aegis-gitea-mcp fit {} --spec …` and commit",
+            stale.join(", "),
+            args.file.display()
+        );
+        return Ok(Exit::Failure);
+    }
+    if args.check {
+        println!("the committed model, examples and CV baseline are what `fit` produces");
     }
     Ok(Exit::Ok)
 }

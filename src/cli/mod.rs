@@ -58,8 +58,11 @@ pub enum Command {
     Call(call_cmd::CallArgs),
     /// Find the action for a need described in your own words
     Find(find_cmd::FindArgs),
-    /// Measure search quality on an evaluation set (recall@1, recall@5, MRR)
+    /// Measure search quality on an evaluation set (recall@k, MRR), or cross-validate (--cv)
     Eval(find_cmd::EvalArgs),
+    /// Fit the search ranking on a labelled training set; write index/model.json,
+    /// index/examples.jsonl and index/cv-baseline.json (or --check them)
+    Fit(find_cmd::FitArgs),
     /// Pin the instance's API description, or compare the pinned one with it
     #[command(subcommand)]
     Spec(spec_cmd::SpecCommand),
@@ -178,6 +181,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Call(args)) => call_cmd::run(&config, &args).await,
         Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
+        Some(Command::Fit(args)) => find_cmd::fit(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
         Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
         Some(Command::ApiKey(cmd)) => api_key_cmd::run(&cmd),

@@ -1,5 +1,6 @@
-//! Measuring search quality on a labelled set (`shared/eval/README.md` format): recall@1,
-//! recall@5 and MRR, overall and per category, plus the misses.
+//! Measuring search quality on a labelled set (`shared/eval/README.md` format): recall@1, @5,
+//! @10, @20 and MRR, overall and per category (style), plus the misses; and the fold
+//! assignment of k-fold cross-validation.
 
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ pub fn parse_eval_set(text: &str) -> Result<Vec<EvalRow>, String> {
         .collect()
 }
 
-/// Recall@1, recall@5 and MRR over some rows.
+/// Recall@k and MRR over some rows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Metrics {
     /// Number of rows.
@@ -34,6 +35,10 @@ pub struct Metrics {
     pub recall_at_1: f64,
     /// Fraction of rows with a correct result in the top five.
     pub recall_at_5: f64,
+    /// … in the top ten.
+    pub recall_at_10: f64,
+    /// … in the top twenty (what candidate generation must reach).
+    pub recall_at_20: f64,
     /// Mean reciprocal rank of the first correct result (0 when none is returned).
     pub mrr: f64,
 }
@@ -73,6 +78,8 @@ struct Acc {
     n: usize,
     r1: usize,
     r5: usize,
+    r10: usize,
+    r20: usize,
     rr: f64,
 }
 
@@ -81,6 +88,8 @@ impl Acc {
         self.n += 1;
         self.r1 += usize::from(rank == Some(1));
         self.r5 += usize::from(rank.is_some_and(|r| r <= 5));
+        self.r10 += usize::from(rank.is_some_and(|r| r <= 10));
+        self.r20 += usize::from(rank.is_some_and(|r| r <= 20));
         self.rr += rank.map_or(0.0, |r| 1.0 / r as f64);
     }
 
@@ -90,6 +99,8 @@ impl Acc {
             n: self.n,
             recall_at_1: self.r1 as f64 / n,
             recall_at_5: self.r5 as f64 / n,
+            recall_at_10: self.r10 as f64 / n,
+            recall_at_20: self.r20 as f64 / n,
             mrr: self.rr / n,
         }
     }
@@ -101,11 +112,16 @@ pub fn evaluate(
     cutoff: usize,
     mut search: impl FnMut(&str) -> Vec<String>,
 ) -> EvalReport {
+    let lists: Vec<Vec<String>> = rows.iter().map(|r| search(&r.q)).collect();
+    score_lists(rows, cutoff, lists)
+}
+
+/// Scores ranked answers already computed, one list per row (in row order).
+pub fn score_lists(rows: &[EvalRow], cutoff: usize, lists: Vec<Vec<String>>) -> EvalReport {
     let mut all = Acc::default();
     let mut cats: BTreeMap<String, Acc> = BTreeMap::new();
     let mut misses = Vec::new();
-    for row in rows {
-        let mut ranked = search(&row.q);
+    for (row, mut ranked) in rows.iter().zip(lists) {
         ranked.truncate(cutoff);
         let rank = ranked
             .iter()
@@ -132,9 +148,56 @@ pub fn evaluate(
     }
 }
 
+/// A cross-validated evaluation: each row answered by an index whose examples and weights were
+/// learned without the row's fold.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CvReport {
+    /// Number of folds.
+    pub folds: usize,
+    /// The shuffle's seed.
+    pub seed: u64,
+    /// Figures over every row, each answered by the model that did not see it.
+    pub report: EvalReport,
+}
+
+/// The fold of each of `n` rows: a seeded Fisher-Yates shuffle (splitmix64), then position
+/// modulo `k`. The same `n`, `k` and `seed` always give the same folds.
+pub fn folds(n: usize, k: usize, seed: u64) -> Vec<usize> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    let mut fold = vec![0; n];
+    for (pos, &row) in order.iter().enumerate() {
+        fold[row] = pos % k.max(1);
+    }
+    fold
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folds_are_balanced_and_reproducible() {
+        let f = folds(103, 5, 7);
+        assert_eq!(f, folds(103, 5, 7));
+        assert_ne!(f, folds(103, 5, 8));
+        for k in 0..5 {
+            let n = f.iter().filter(|&&x| x == k).count();
+            assert!((20..=21).contains(&n), "fold {k} has {n} rows");
+        }
+    }
+
 
     #[test]
     fn arithmetic_on_a_tiny_set() {

@@ -1,38 +1,46 @@
 //! Finding the right action for a need described in the user's own words.
 //!
-//! A tantivy index over the catalog is built in RAM at start-up. Each action is one document
-//! with several fields (name words, operationId words, summary, description, path words,
-//! parameter and body-property names with enum values), each with its
-//! own boost. A query is analysed first ([`vocabulary::analyse`]: values removed, phrases and
-//! words mapped through the curated vocabulary, typos corrected against the catalog's own words,
-//! verb intent and scope cues noted), then scored with BM25 per field, then re-ranked by intent:
-//! what kind of action the query asks for, read against write, single item against collection,
-//! the user's own things against anybody's, site administration or not.
+//! Each action is a document with eight fields: name words, operationId words, summary,
+//! description, path words, parameter names, a *capability* text generated from its body schema
+//! and query parameters ([`text`]), and the labelled needs people wrote for it
+//! (`index/examples.jsonl`, [`Examples`]). A query is analysed first ([`vocabulary::analyse`]:
+//! values removed, general forge words mapped to Gitea's, typos corrected against the catalog's
+//! own words, verb intent and scope cues noted). Ranking then has two linear stages whose
+//! weights are learned from labelled needs ([`fit`], `index/model.json`): stage one scores
+//! every matched action by BM25 per field and nearest-example similarity; stage two re-ranks
+//! its best candidates with features of the action's shape — verb class, scope, item or
+//! collection, the resource its path ends in — against the query's cues ([`features`]).
 //!
 //! The index knows nothing about policy or transports: it returns positions in
 //! [`Catalog::actions`] with scores.
 
+mod bm25;
 mod eval;
+pub mod examples;
+pub mod features;
+pub mod fit;
+pub mod model;
+pub mod structure;
+pub mod text;
 pub mod vocabulary;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions,
-};
 use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
-use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term as TantivyTerm};
 
-pub use eval::{EvalReport, EvalRow, Metrics, evaluate, parse_eval_set};
+pub use eval::{CvReport, EvalReport, EvalRow, Metrics, evaluate, folds, parse_eval_set};
+pub use examples::Examples;
+pub use model::Model;
 pub use vocabulary::{Analysis, Intent};
 
-use crate::catalog::{Action, Catalog, Domain, HttpMethod, ParamLocation, split_words};
+use crate::catalog::{Catalog, Domain};
+use bm25::{Corpus, Dictionary};
+use structure::{Scope, Shape};
+use text::{FIELDS, FieldKind};
 use vocabulary::{Lexicon, Origin, analyse};
 
-/// The score given to an action named exactly by the query (above any BM25 score).
+/// The score given to an action named exactly by the query (above any other score).
 pub const EXACT_MATCH_SCORE: f32 = 10_000.0;
 
 /// Longest query accepted, in characters.
@@ -56,9 +64,6 @@ pub enum Error {
     /// The index could not be built (reported once at start-up).
     #[error("the search index is unavailable: {0}")]
     Unavailable(String),
-    /// tantivy failed (a bug, not an input problem).
-    #[error("search index error: {0}")]
-    Index(#[from] tantivy::TantivyError),
 }
 
 /// Options of one search.
@@ -132,105 +137,6 @@ impl LazyIndex {
     }
 }
 
-/// The fields of an action document, each with its boost.
-#[derive(Debug, Clone, Copy)]
-struct Fields {
-    name: Field,
-    operation_id: Field,
-    summary: Field,
-    description: Field,
-    path: Field,
-    params: Field,
-    position: Field,
-}
-
-/// How much a match in each field counts. The summary is the best description of what an action
-/// does; the name and path are precise but terse; descriptions are long and noisy.
-const BOOSTS: [(FieldKind, f32); 6] = [
-    (FieldKind::Name, 2.0),
-    (FieldKind::OperationId, 1.0),
-    (FieldKind::Summary, 2.5),
-    (FieldKind::Description, 0.4),
-    (FieldKind::Path, 1.2),
-    (FieldKind::Params, 1.0),
-];
-
-#[derive(Debug, Clone, Copy)]
-enum FieldKind {
-    Name,
-    OperationId,
-    Summary,
-    Description,
-    Path,
-    Params,
-}
-
-impl Fields {
-    fn get(&self, kind: FieldKind) -> Field {
-        match kind {
-            FieldKind::Name => self.name,
-            FieldKind::OperationId => self.operation_id,
-            FieldKind::Summary => self.summary,
-            FieldKind::Description => self.description,
-            FieldKind::Path => self.path,
-            FieldKind::Params => self.params,
-        }
-    }
-}
-
-/// What the ranking needs to know about each action, computed once.
-#[derive(Debug, Clone)]
-struct ActionTraits {
-    class: Intent,
-    destructive: bool,
-    deprecated: bool,
-    admin: bool,
-    /// `/user/…`: the authenticated user's own things.
-    own: bool,
-    /// `/users/{username}/…`: somebody's things.
-    someone: bool,
-    read_only: bool,
-    domain: Domain,
-    /// The path ends in a parameter: the action targets one item.
-    on_item: bool,
-    /// A PUT that creates or replaces (its summary says "create or update").
-    upsert: bool,
-    /// Analysed tokens of the nouns of the action's name (verbs and scope words left out).
-    name_nouns: Vec<String>,
-    /// Required path parameters beyond the owner (`owner`, `repo`, `org`, `username`…):
-    /// identifiers of a sub-resource the caller must already know (a PR index, a workflow id).
-    extra_ids: u8,
-}
-
-/// The search index over one catalog.
-pub struct SearchIndex {
-    reader: IndexReader,
-    fields: Fields,
-    analyzer: TextAnalyzer,
-    lexicon: Lexicon,
-    traits: Vec<ActionTraits>,
-    /// Doc address → action position, per segment.
-    positions: Vec<Vec<u32>>,
-    /// Analysed tokens of each action's document (all fields but parameter docs), for
-    /// coordination: how many of the query's concepts an action covers.
-    doc_tokens: Vec<HashSet<String>>,
-    /// Exact names and operationIds, for exact lookups.
-    exact: std::collections::HashMap<String, usize>,
-    /// The same, lower-cased, as a fallback (two operationIds may differ only in case:
-    /// `userGetOAuth2Application` and `userGetOauth2Application`).
-    exact_lower: std::collections::HashMap<String, usize>,
-}
-
-impl std::fmt::Debug for SearchIndex {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchIndex")
-            .field("actions", &self.traits.len())
-            .finish()
-    }
-}
-
-const ANALYZER: &str = "aegis";
-
 fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(LowerCaser)
@@ -238,83 +144,89 @@ fn analyzer() -> TextAnalyzer {
         .build()
 }
 
-/// Text as words: identifiers split (`branch_protections` → `branch protections`,
-/// `getByID` → `get by id`).
-fn words_of(text: &str) -> String {
-    split_words(text)
-        .iter()
-        .map(|w| vocabulary::canonical(w))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The words a domain stands for in the name field.
-fn domain_words(d: Domain) -> &'static str {
-    match d {
-        Domain::Repo => "repository",
-        Domain::Pull => "pull request",
-        Domain::Org => "organization",
-        other => other.as_str(),
+/// The analysed tokens (lower-cased, stemmed) of `text`, after canonical spelling.
+fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(tok) = stream.next() {
+        out.push(tok.text.clone());
     }
+    out
 }
 
-impl SearchIndex {
-    /// Builds the index for `catalog`.
-    pub fn build(catalog: &Catalog) -> Result<SearchIndex, Error> {
-        let mut builder = Schema::builder();
-        let text = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(ANALYZER)
-                .set_index_option(IndexRecordOption::WithFreqs),
-        );
-        let fields = Fields {
-            name: builder.add_text_field("name", text.clone()),
-            operation_id: builder.add_text_field("operation_id", text.clone()),
-            summary: builder.add_text_field("summary", text.clone()),
-            description: builder.add_text_field("description", text.clone()),
-            path: builder.add_text_field("path", text.clone()),
-            params: builder.add_text_field("params", text),
-            position: builder.add_u64_field("position", FAST | STORED),
-        };
-        let index = Index::create_in_ram(builder.build());
-        index.tokenizers().register(ANALYZER, analyzer());
-        // One thread, one segment: building ~500 small documents is faster without merging.
-        let mut writer = index.writer_with_num_threads(1, 15_000_000)?;
-        let mut bags: Vec<HashSet<String>> = Vec::with_capacity(catalog.len());
-        let mut doc_tokens: Vec<HashSet<String>> = Vec::with_capacity(catalog.len());
-        for (i, a) in catalog.actions().iter().enumerate() {
-            let doc_text = DocText::of(a);
-            let mut doc = TantivyDocument::default();
-            doc.add_text(fields.name, &doc_text.name);
-            doc.add_text(fields.operation_id, &doc_text.operation_id);
-            doc.add_text(fields.summary, &doc_text.summary);
-            doc.add_text(fields.description, &doc_text.description);
-            doc.add_text(fields.path, &doc_text.path);
-            doc.add_text(fields.params, &doc_text.params);
-            doc.add_u64(fields.position, i as u64);
-            writer.add_document(doc)?;
-            bags.push(doc_text.surface_words());
-            doc_tokens.push(doc_text.tokens(&mut analyzer()));
+/// Word lists of an action's shape as token ids.
+#[derive(Debug, Clone, Default)]
+struct ShapeIds {
+    name_nouns: Vec<u32>,
+    resource: Vec<u32>,
+    parent: Vec<u32>,
+    path: Vec<u32>,
+}
+
+/// Everything derived from the catalog alone (shared by every examples/model combination, so
+/// cross-validation builds it once).
+pub(crate) struct Base {
+    lexicon: Lexicon,
+    dict: Dictionary,
+    /// One corpus per field but the examples.
+    fields: Vec<Corpus>,
+    shapes: Vec<Shape>,
+    shape_ids: Vec<ShapeIds>,
+    /// Sorted token ids of each action's own text (every field but the examples).
+    doc_tokens: Vec<Vec<u32>>,
+    /// Exact names and operationIds, for exact lookups.
+    exact: HashMap<String, usize>,
+    /// The same, lower-cased, as a fallback.
+    exact_lower: HashMap<String, usize>,
+    operation_ids: Vec<String>,
+    /// Token ids of the scope-cue words: organisation, team, repository, user.
+    cue_ids: [Option<u32>; 4],
+}
+
+impl Base {
+    fn build(catalog: &Catalog) -> Base {
+        let mut az = analyzer();
+        let mut dict = Dictionary::default();
+        let n = catalog.len();
+        let mut field_docs: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(n); FIELDS - 1];
+        let mut bags = Vec::with_capacity(n);
+        let mut doc_tokens = Vec::with_capacity(n);
+        for a in catalog.actions() {
+            let texts = text::document(a);
+            let mut all = Vec::new();
+            for (f, t) in texts.iter().enumerate() {
+                let ids: Vec<u32> = stems(&mut az, t).iter().map(|s| dict.intern(s)).collect();
+                all.extend_from_slice(&ids);
+                field_docs[f].push(ids);
+            }
+            all.sort_unstable();
+            all.dedup();
+            doc_tokens.push(all);
+            bags.push(surface_words(&texts));
         }
-        writer.commit()?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
-        let searcher = reader.searcher();
-        let mut positions = Vec::new();
-        for segment in searcher.segment_readers() {
-            let column = segment.fast_fields().u64("position")?;
-            positions.push(
-                (0..segment.max_doc())
-                    .map(|d| column.first(d).unwrap_or(0) as u32)
-                    .collect(),
-            );
-        }
+        let fields = field_docs.iter().map(|d| Corpus::build(d)).collect();
         let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str).collect()));
-        let traits = catalog.actions().iter().map(traits_of).collect();
-        let mut exact = std::collections::HashMap::new();
-        let mut exact_lower = std::collections::HashMap::new();
+        let shapes: Vec<Shape> = catalog.actions().iter().map(structure::shape_of).collect();
+        let mut ids_of = |words: &[String]| -> Vec<u32> {
+            let mut out: Vec<u32> = words
+                .iter()
+                .flat_map(|w| stems(&mut az, w))
+                .map(|s| dict.intern(&s))
+                .collect();
+            out.dedup();
+            out
+        };
+        let shape_ids = shapes
+            .iter()
+            .map(|s| ShapeIds {
+                name_nouns: ids_of(&s.name_nouns),
+                resource: ids_of(&s.resource),
+                parent: ids_of(&s.parent),
+                path: ids_of(&s.path_words),
+            })
+            .collect();
+        let mut exact = HashMap::new();
+        let mut exact_lower = HashMap::new();
         for (i, a) in catalog.actions().iter().enumerate() {
             exact.insert(a.name.as_str().to_string(), i);
             exact.insert(a.operation_id.as_str().to_string(), i);
@@ -323,21 +235,262 @@ impl SearchIndex {
                 .entry(a.operation_id.as_str().to_ascii_lowercase())
                 .or_insert(i);
         }
-        Ok(SearchIndex {
-            reader,
-            fields,
-            analyzer: analyzer(),
+        let mut cue = |w: &str| stems(&mut az, w).first().and_then(|s| dict.get(s));
+        let cue_ids = [cue("organization"), cue("team"), cue("repository"), cue("user")];
+        Base {
             lexicon,
-            traits,
-            positions,
+            dict,
+            fields,
+            shapes,
+            shape_ids,
             doc_tokens,
             exact,
             exact_lower,
-        })
+            operation_ids: catalog
+                .actions()
+                .iter()
+                .map(|a| a.operation_id.to_string())
+                .collect(),
+            cue_ids,
+        }
+    }
+}
+
+/// Every lower-case surface word of a document (for typo correction).
+fn surface_words(texts: &[String]) -> std::collections::HashSet<String> {
+    texts
+        .iter()
+        .flat_map(|t| vocabulary::tokenize(t))
+        .flat_map(|w| w.split(['-', '\'']).map(str::to_string).collect::<Vec<_>>())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The labelled needs of one index: as a field of each action and one by one.
+pub(crate) struct ExampleIndex {
+    dict: Dictionary,
+    /// Per action, its examples' tokens together (the examples field).
+    field: Corpus,
+    /// Per example, its tokens (nearest-example similarity).
+    each: Corpus,
+    /// Example → the actions it is labelled with.
+    owners: Vec<Vec<u32>>,
+    /// Per action, sorted token ids of its examples.
+    tokens: Vec<Vec<u32>>,
+    /// Per action, whether it has examples.
+    has: Vec<bool>,
+}
+
+impl ExampleIndex {
+    /// Indexes `examples` for the actions of `base` (operationIds without an action are
+    /// ignored). Examples are analysed like queries, so a typo or a forge word in one meets the
+    /// same word in a query.
+    fn build(base: &Base, examples: &Examples) -> ExampleIndex {
+        let mut az = analyzer();
+        let mut dict = Dictionary::default();
+        let n = base.operation_ids.len();
+        let mut per_action: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut each_docs: Vec<Vec<u32>> = Vec::new();
+        let mut owners: Vec<Vec<u32>> = Vec::new();
+        for (i, op) in base.operation_ids.iter().enumerate() {
+            for q in examples.of(op) {
+                let e = match seen.get(q.as_str()) {
+                    Some(&e) => e,
+                    None => {
+                        let a = analyse(q, &base.lexicon);
+                        let mut ids = Vec::new();
+                        for t in &a.terms {
+                            for s in stems(&mut az, vocabulary::canonical(&t.word)) {
+                                ids.push(dict.intern(&s));
+                            }
+                        }
+                        each_docs.push(ids);
+                        owners.push(Vec::new());
+                        seen.insert(q.as_str(), each_docs.len() - 1);
+                        each_docs.len() - 1
+                    }
+                };
+                owners[e].push(i as u32);
+                per_action[i].extend_from_slice(&each_docs[e]);
+            }
+        }
+        let field = Corpus::build(&per_action);
+        let each = Corpus::build(&each_docs);
+        let has = per_action.iter().map(|d| !d.is_empty()).collect();
+        let tokens = per_action
+            .into_iter()
+            .map(|mut d| {
+                d.sort_unstable();
+                d.dedup();
+                d
+            })
+            .collect();
+        ExampleIndex {
+            dict,
+            field,
+            each,
+            owners,
+            tokens,
+            has,
+        }
+    }
+}
+
+/// One analysed query term with its ids in both dictionaries.
+#[derive(Debug, Clone, Copy)]
+struct QTerm {
+    base: Option<u32>,
+    ex: Option<u32>,
+    /// 0: typed or corrected by the user; 1: added by the vocabulary.
+    group: usize,
+}
+
+/// A query ready for scoring.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    analysis: Analysis,
+    terms: Vec<QTerm>,
+    /// Sorted base ids of every term.
+    base_ids: Vec<u32>,
+    /// Per concept, its tokens' ids (base, examples).
+    concepts: Vec<Vec<(Option<u32>, Option<u32>)>>,
+    /// Base ids of the words the user typed (for the typo guard).
+    typed: Vec<u32>,
+    /// 0 none, 1 delete, 2 create, 3 update, 4 list, 5 get.
+    intent: usize,
+    /// Scope cues: self, admin, organisation/team, repository, user.
+    cues: [bool; features::CUES],
+}
+
+/// Stage-one features of every action for one query.
+pub(crate) struct Stage1 {
+    /// `n × STAGE1`, row per action.
+    x: Vec<f32>,
+    /// Whether any query term matched the action.
+    matched: Vec<bool>,
+}
+
+impl Stage1 {
+    fn row(&self, i: usize) -> &[f32] {
+        &self.x[i * features::STAGE1..(i + 1) * features::STAGE1]
+    }
+}
+
+fn intent_code(i: Option<Intent>) -> usize {
+    match i {
+        None => 0,
+        Some(Intent::Delete) => 1,
+        Some(Intent::Create) => 2,
+        Some(Intent::Update) => 3,
+        Some(Intent::List) => 4,
+        Some(Intent::Get) => 5,
+    }
+}
+
+fn class_code(i: Intent) -> usize {
+    intent_code(Some(i)) - 1
+}
+
+fn contains(sorted: &[u32], id: u32) -> bool {
+    sorted.binary_search(&id).is_ok()
+}
+
+/// The search index over one catalog.
+pub struct SearchIndex {
+    base: Arc<Base>,
+    examples: ExampleIndex,
+    model: Model,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("actions", &self.base.shapes.len())
+            .finish()
+    }
+}
+
+/// One feature's part in a hit's score (for `find --explain`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contribution {
+    /// The feature's name.
+    pub feature: String,
+    /// Its value.
+    pub value: f32,
+    /// Value × weight.
+    pub part: f32,
+}
+
+impl SearchIndex {
+    /// Builds the index for `catalog` with the committed examples and model.
+    pub fn build(catalog: &Catalog) -> Result<SearchIndex, Error> {
+        let examples = Examples::committed().map_err(Error::Unavailable)?;
+        let model = Model::committed().map_err(Error::Unavailable)?;
+        Ok(SearchIndex::with(catalog, &examples, model))
+    }
+
+    /// Builds the index for `catalog` with the given examples and model.
+    pub fn with(catalog: &Catalog, examples: &Examples, model: Model) -> SearchIndex {
+        SearchIndex::from_base(Arc::new(Base::build(catalog)), examples, model)
+    }
+
+    pub(crate) fn from_base(base: Arc<Base>, examples: &Examples, model: Model) -> SearchIndex {
+        let examples = ExampleIndex::build(&base, examples);
+        SearchIndex {
+            base,
+            examples,
+            model,
+        }
+    }
+
+    pub(crate) fn base(&self) -> &Arc<Base> {
+        &self.base
+    }
+
+    /// Heap bytes the index holds, approximately (corpora postings only).
+    pub fn approx_heap_bytes(&self) -> usize {
+        self.base.fields.iter().map(Corpus::heap_bytes).sum::<usize>()
+            + self.examples.field.heap_bytes()
+            + self.examples.each.heap_bytes()
     }
 
     /// Searches for `query`. Hostile input never fails except for length and emptiness.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>, Error> {
+        Ok(self.run(query, opts)?.into_iter().map(|(h, _)| h).collect())
+    }
+
+    /// Searches and explains each hit's score: its largest feature contributions.
+    pub fn explain(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<Vec<(Hit, Vec<Contribution>)>, Error> {
+        let names = features::names();
+        Ok(self
+            .run(query, opts)?
+            .into_iter()
+            .map(|(h, x)| {
+                let mut parts: Vec<Contribution> = x
+                    .iter()
+                    .map(|&(i, v)| Contribution {
+                        feature: names[i as usize].clone(),
+                        value: v,
+                        part: v * self.model.stage2[i as usize],
+                    })
+                    .filter(|c| c.part != 0.0)
+                    .collect();
+                parts.sort_by(|a, b| b.part.abs().total_cmp(&a.part.abs()));
+                (h, parts)
+            })
+            .collect())
+    }
+
+    fn run(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<Vec<(Hit, Vec<(u16, f32)>)>, Error> {
         let len = query.chars().count();
         if len > MAX_QUERY_CHARS {
             return Err(Error::QueryTooLong { len });
@@ -350,88 +503,60 @@ impl SearchIndex {
         }
         let limit = opts.limit.max(1);
         let keep = |i: usize| {
-            let t = &self.traits[i];
-            opts.domain.is_none_or(|d| t.domain == d)
-                && opts.read_only.is_none_or(|r| t.read_only == r)
+            let s = &self.base.shapes[i];
+            opts.domain.is_none_or(|d| s.domain == d)
+                && opts.read_only.is_none_or(|r| s.read_only == r)
         };
         // An exact action name or operationId ranks that action first.
         let exact = self
+            .base
             .exact
             .get(trimmed)
-            .or_else(|| self.exact_lower.get(&trimmed.to_ascii_lowercase()))
+            .or_else(|| self.base.exact_lower.get(&trimmed.to_ascii_lowercase()))
             .copied()
             .filter(|&i| keep(i));
-        let analysis = analyse(trimmed, &self.lexicon);
+        let analysis = analyse(trimmed, &self.base.lexicon);
         if analysis.terms.is_empty() {
             return match exact {
-                Some(i) => Ok(vec![Hit {
-                    action: i,
-                    score: EXACT_MATCH_SCORE,
-                }]),
+                Some(i) => Ok(vec![(
+                    Hit {
+                        action: i,
+                        score: EXACT_MATCH_SCORE,
+                    },
+                    Vec::new(),
+                )]),
                 // Words, but none the catalog or the vocabulary knows: no match, not an error.
                 None if !vocabulary::tokenize(trimmed).is_empty() => Ok(Vec::new()),
                 None => Err(Error::EmptyQuery),
             };
         }
-        let (query, tokens) = self.query_for(&analysis);
-        let concepts = self.concept_tokens(&analysis);
-        let searcher = self.reader.searcher();
-        let filtered = opts.domain.is_some() || opts.read_only.is_some();
-        let candidates = if filtered { 200 } else { 60 };
-        let top = searcher.search(&query, &TopDocs::with_limit(candidates).order_by_score())?;
-        // Analysed tokens of the words the user typed (not corrected, not from the vocabulary);
-        // only the typo guard below needs them.
-        let typed: HashSet<String> = if !analysis.intent_from_typo {
-            HashSet::new()
-        } else {
-            let mut analyzer = self.analyzer.clone();
-            let mut out = HashSet::new();
-            for t in analysis.terms.iter().filter(|t| t.origin == Origin::Typed) {
-                let mut stream = analyzer.token_stream(vocabulary::canonical(&t.word));
-                while let Some(tok) = stream.next() {
-                    out.insert(tok.text.clone());
-                }
-            }
-            out
-        };
-        let mut hits: Vec<Hit> = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let Some(&pos) = self
-                .positions
-                .get(addr.segment_ord as usize)
-                .and_then(|p| p.get(addr.doc_id as usize))
-            else {
-                continue;
-            };
-            let i = pos as usize;
-            if !keep(i) {
-                continue;
-            }
-            let t = &self.traits[i];
-            // A destructive action never surfaces from a typo alone: when the delete came from
-            // an unsure correction, some word the user really typed must match the action.
-            if t.destructive
-                && analysis.intent_from_typo
-                && !typed.iter().any(|tok| self.doc_tokens[i].contains(tok))
-            {
-                continue;
-            }
-            hits.push(Hit {
-                action: i,
-                score: score
-                    * rank_factor(t, &analysis, &tokens)
-                    * coordination(&self.doc_tokens[i], &concepts),
-            });
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.action.cmp(&b.action)));
+        let q = self.query(analysis);
+        let s1 = self.stage1(&q);
+        let mut hits: Vec<(Hit, Vec<(u16, f32)>)> = self
+            .stage1_candidates(&q, &s1, keep)
+            .into_iter()
+            .map(|i| {
+                let x = self.stage2(&q, &s1, i);
+                let score = model::dot(&self.model.stage2, &x);
+                (Hit { action: i, score }, x)
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.0.score
+                .total_cmp(&a.0.score)
+                .then(a.0.action.cmp(&b.0.action))
+        });
         if let Some(i) = exact {
-            hits.retain(|h| h.action != i);
+            hits.retain(|h| h.0.action != i);
             hits.insert(
                 0,
-                Hit {
-                    action: i,
-                    score: EXACT_MATCH_SCORE,
-                },
+                (
+                    Hit {
+                        action: i,
+                        score: EXACT_MATCH_SCORE,
+                    },
+                    Vec::new(),
+                ),
             );
         }
         hits.truncate(limit);
@@ -440,362 +565,263 @@ impl SearchIndex {
 
     /// The analysed form of a query (for diagnostics and tests).
     pub fn analyse(&self, query: &str) -> Analysis {
-        analyse(query, &self.lexicon)
+        analyse(query, &self.base.lexicon)
     }
 
-    /// Each concept of the query as analysed tokens.
-    fn concept_tokens(&self, analysis: &Analysis) -> Vec<Vec<String>> {
-        let mut analyzer = self.analyzer.clone();
-        analysis
+    /// Prepares a query: term ids, concepts, intent and scope cues.
+    pub(crate) fn prepare(&self, query: &str) -> Option<Query> {
+        let analysis = analyse(query, &self.base.lexicon);
+        (!analysis.terms.is_empty()).then(|| self.query(analysis))
+    }
+
+    fn query(&self, analysis: Analysis) -> Query {
+        let mut az = analyzer();
+        let base = &self.base;
+        let ex = &self.examples;
+        let mut terms: Vec<QTerm> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        let mut typed = Vec::new();
+        // Strongest origin first, so a token typed and also added by the vocabulary counts as
+        // typed.
+        let mut ordered: Vec<&vocabulary::Term> = analysis.terms.iter().collect();
+        ordered.sort_by_key(|t| !matches!(t.origin, Origin::Typed | Origin::Corrected));
+        for t in ordered {
+            let group = usize::from(!matches!(t.origin, Origin::Typed | Origin::Corrected));
+            for s in stems(&mut az, vocabulary::canonical(&t.word)) {
+                if t.origin == Origin::Typed {
+                    if let Some(id) = base.dict.get(&s) {
+                        typed.push(id);
+                    }
+                }
+                if seen.contains(&s) {
+                    continue;
+                }
+                terms.push(QTerm {
+                    base: base.dict.get(&s),
+                    ex: ex.dict.get(&s),
+                    group,
+                });
+                seen.push(s);
+            }
+        }
+        let mut base_ids: Vec<u32> = terms.iter().filter_map(|t| t.base).collect();
+        base_ids.sort_unstable();
+        base_ids.dedup();
+        let concepts = analysis
             .concepts
             .iter()
             .map(|words| {
-                let mut toks = Vec::new();
-                for w in words {
-                    let mut stream = analyzer.token_stream(vocabulary::canonical(w));
-                    while let Some(tok) = stream.next() {
-                        toks.push(tok.text.clone());
-                    }
-                }
-                toks
+                words
+                    .iter()
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .map(|s| (base.dict.get(&s), ex.dict.get(&s)))
+                    .collect::<Vec<_>>()
             })
-            .filter(|t: &Vec<String>| !t.is_empty())
-            .collect()
+            .filter(|c| !c.is_empty())
+            .collect();
+        let mut intent = analysis.primary_intent();
+        if intent == Some(Intent::Get) && (analysis.wants_collection || analysis.plural) {
+            intent = Some(Intent::List);
+        }
+        let has = |id: Option<u32>| id.is_some_and(|id| contains(&base_ids, id));
+        let [org, team, repo, user] = base.cue_ids;
+        let cues = [
+            analysis.about_self,
+            analysis.about_admin,
+            has(org) || has(team),
+            has(repo),
+            has(user) && !analysis.about_self,
+        ];
+        Query {
+            intent: intent_code(intent),
+            analysis,
+            terms,
+            base_ids,
+            concepts,
+            typed,
+            cues,
+        }
     }
 
-    /// The tantivy query for an analysis, and the set of analysed tokens it searches.
-    fn query_for(&self, analysis: &Analysis) -> (BooleanQuery, HashSet<String>) {
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        let mut analyzer = self.analyzer.clone();
-        let mut seen = HashSet::new();
-        for term in &analysis.terms {
-            let weight = match term.origin {
-                Origin::Typed => 1.0,
-                Origin::Translated => 0.9,
-                Origin::Corrected => 0.8,
-                Origin::Synonym => 0.5,
-            };
-            let mut stream = analyzer.token_stream(vocabulary::canonical(&term.word));
-            while let Some(tok) = stream.next() {
-                if !seen.insert(tok.text.clone()) {
+    /// Stage-one features of every action.
+    pub(crate) fn stage1(&self, q: &Query) -> Stage1 {
+        use features::{BM25, HAS_EXAMPLES, KNN_BEST, KNN_TOP, STAGE1};
+        let n = self.base.shapes.len();
+        let mut x = vec![0.0f32; n * STAGE1];
+        let ex = &self.examples;
+        let mut knn = vec![0.0f32; ex.owners.len()];
+        let examples_slot = (FieldKind::Examples as usize) * features::GROUPS;
+        for t in &q.terms {
+            if let Some(id) = t.base {
+                for (f, corpus) in self.base.fields.iter().enumerate() {
+                    corpus.add(id, 1.0, &mut x, STAGE1, f * features::GROUPS + t.group);
+                }
+            }
+            if let Some(id) = t.ex {
+                ex.field
+                    .add(id, 1.0, &mut x, STAGE1, examples_slot + t.group);
+                ex.each.each(id, 1.0, |e, s| knn[e] += s);
+            }
+        }
+        let mut matched = vec![false; n];
+        for (i, m) in matched.iter_mut().enumerate() {
+            *m = x[i * STAGE1..i * STAGE1 + BM25].iter().any(|&v| v > 0.0);
+        }
+        // Each BM25 feature divided by its best value for this query: scores of long and
+        // short queries become comparable.
+        for j in 0..BM25 {
+            let max = (0..n).map(|i| x[i * STAGE1 + j]).fold(0.0f32, f32::max);
+            if max > 0.0 {
+                for i in 0..n {
+                    x[i * STAGE1 + j] /= max;
+                }
+            }
+        }
+        let best = knn.iter().copied().fold(0.0f32, f32::max);
+        if best > 0.0 {
+            for (e, &s) in knn.iter().enumerate() {
+                if s <= 0.0 {
                     continue;
                 }
-                for (kind, boost) in BOOSTS {
-                    let field = self.fields.get(kind);
-                    let q = TermQuery::new(
-                        TantivyTerm::from_field_text(field, &tok.text),
-                        IndexRecordOption::WithFreqs,
-                    );
-                    clauses.push((
-                        Occur::Should,
-                        Box::new(BoostQuery::new(Box::new(q), boost * weight)),
-                    ));
+                for &a in &ex.owners[e] {
+                    let slot = &mut x[a as usize * STAGE1 + KNN_BEST];
+                    *slot = slot.max(s / best);
+                    if s == best {
+                        x[a as usize * STAGE1 + KNN_TOP] = 1.0;
+                    }
                 }
             }
         }
-        (BooleanQuery::new(clauses), seen)
-    }
-}
-
-/// The text of each field of an action's document.
-struct DocText {
-    name: String,
-    operation_id: String,
-    summary: String,
-    description: String,
-    tags: String,
-    path: String,
-    params: String,
-}
-
-impl DocText {
-    fn of(a: &Action) -> DocText {
-        let action_part = a
-            .name
-            .as_str()
-            .strip_prefix("gitea_")
-            .unwrap_or(a.name.as_str());
-        let path = a
-            .path
-            .split('/')
-            .filter(|s| !s.is_empty() && !s.starts_with('{'))
-            .map(words_of)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut params = Vec::new();
-        for p in &a.params {
-            if p.location != ParamLocation::Path {
-                params.push(words_of(&p.name));
-            }
-            params.extend(p.enum_values.iter().map(|v| words_of(v)));
+        for i in 0..n {
+            x[i * STAGE1 + HAS_EXAMPLES] = f32::from(u8::from(ex.has[i]));
         }
-        if let Some(b) = &a.body {
-            params.extend(b.properties.iter().map(|p| words_of(p)));
-            collect_body_enums(&a.input_schema, &mut params);
-        }
-        DocText {
-            name: format!("{} {}", domain_words(a.domain), words_of(action_part)),
-            operation_id: words_of(a.operation_id.as_str()),
-            summary: vocabulary::canonical_text(&a.summary),
-            description: vocabulary::canonical_text(&a.description),
-            tags: a.tags.join(" "),
-            path,
-            params: params.join(" "),
-        }
+        Stage1 { x, matched }
     }
 
-    /// The analysed tokens of the document's fields (parameter docs left out: too noisy).
-    fn tokens(&self, analyzer: &mut TextAnalyzer) -> HashSet<String> {
-        let mut out = HashSet::new();
-        for text in [
-            &self.name,
-            &self.operation_id,
-            &self.summary,
-            &self.description,
-            &self.tags,
-            &self.path,
-            &self.params,
-        ] {
-            let mut stream = analyzer.token_stream(text);
-            while let Some(tok) = stream.next() {
-                out.insert(tok.text.clone());
-            }
-        }
-        out
-    }
-
-    /// Every lower-case surface word of the document (for typo correction).
-    fn surface_words(&self) -> HashSet<String> {
-        [
-            &self.name,
-            &self.operation_id,
-            &self.summary,
-            &self.description,
-            &self.tags,
-            &self.path,
-            &self.params,
-        ]
-        .iter()
-        .flat_map(|t| vocabulary::tokenize(t))
-        .flat_map(|w| w.split(['-', '\'']).map(str::to_string).collect::<Vec<_>>())
-        .filter(|w| !w.is_empty())
-        .collect()
-    }
-}
-
-/// Enum values of the body's top-level properties (merge styles, states, …).
-fn collect_body_enums(schema: &serde_json::Value, out: &mut Vec<String>) {
-    let body = schema.pointer("/properties/body");
-    let target = match body.and_then(|b| b.get("$ref")).and_then(|r| r.as_str()) {
-        Some(r) => r.strip_prefix('#').and_then(|p| schema.pointer(p)),
-        None => body,
-    };
-    if let Some(props) = target
-        .and_then(|t| t.get("properties"))
-        .and_then(|p| p.as_object())
-    {
-        for prop in props.values() {
-            // Enums often live in their own definition (`ReviewStateType`, `MergeStyle`).
-            let prop = match prop.get("$ref").and_then(|r| r.as_str()) {
-                Some(r) => r
-                    .strip_prefix('#')
-                    .and_then(|p| schema.pointer(p))
-                    .unwrap_or(prop),
-                None => prop,
-            };
-            let items = prop.get("items").unwrap_or(prop);
-            for node in [prop, items] {
-                if let Some(values) = node.get("enum").and_then(|e| e.as_array()) {
-                    out.extend(values.iter().filter_map(|v| v.as_str()).map(words_of));
-                }
-            }
-        }
-    }
-}
-
-/// Verbs in an operationId that make a POST change something that exists rather than create.
-const UPDATE_VERBS: [&str; 10] = [
-    "edit", "update", "rename", "transfer", "set", "move", "read", "mark", "replace", "lock",
-];
-
-/// Name words that say who owns the target rather than what it is.
-const SCOPE_WORDS: [&str; 8] = [
-    "current",
-    "repository",
-    "organization",
-    "user",
-    "admin",
-    "by",
-    "all",
-    "of",
-];
-
-fn traits_of(a: &Action) -> ActionTraits {
-    let words = split_words(a.operation_id.as_str());
-    let action_part = a
-        .name
-        .as_str()
-        .strip_prefix("gitea_")
-        .unwrap_or(a.name.as_str());
-    let action_part = action_part
-        .strip_prefix(a.domain.as_str())
-        .unwrap_or(action_part);
-    let mut az = analyzer();
-    let mut name_nouns = Vec::new();
-    for w in action_part.split('_').filter(|w| !w.is_empty()) {
-        let w = vocabulary::canonical(w);
-        if vocabulary::intent_of(w).is_some()
-            || SCOPE_WORDS.contains(&w)
-            || UPDATE_VERBS.contains(&w)
-        {
-            continue;
-        }
-        let mut stream = az.token_stream(w);
-        while let Some(tok) = stream.next() {
-            name_nouns.push(tok.text.clone());
-        }
-    }
-    let class = match a.method {
-        HttpMethod::Delete => Intent::Delete,
-        HttpMethod::Get | HttpMethod::Head | HttpMethod::Options => {
-            if a.returns_list {
-                Intent::List
-            } else {
-                Intent::Get
-            }
-        }
-        HttpMethod::Patch => Intent::Update,
-        // A body-less PUT adds a relation (star, follow, add member) unless its name says it
-        // changes state ("read", "set"); with a body it replaces.
-        HttpMethod::Put => {
-            if a.body.is_some() || words.iter().any(|w| UPDATE_VERBS.contains(&w.as_str())) {
-                Intent::Update
-            } else {
-                Intent::Create
-            }
-        }
-        HttpMethod::Post => {
-            if words.iter().any(|w| UPDATE_VERBS.contains(&w.as_str())) {
-                Intent::Update
-            } else {
-                Intent::Create
-            }
-        }
-    };
-    ActionTraits {
-        class,
-        destructive: a.annotations.destructive,
-        deprecated: a.deprecated,
-        admin: a.domain == Domain::Admin,
-        own: a.path == "/user" || a.path.starts_with("/user/"),
-        someone: a.path.starts_with("/users/{"),
-        read_only: a.annotations.read_only,
-        domain: a.domain,
-        on_item: a.path.ends_with('}'),
-        upsert: a.method == HttpMethod::Put && a.summary.to_ascii_lowercase().contains("create"),
-        extra_ids: a
-            .params
-            .iter()
-            .filter(|p| {
-                p.location == ParamLocation::Path
-                    && !crate::catalog::NAME_PARAMS.contains(&p.name.as_str())
+    /// The best stage-one candidates that pass `keep` and the typo guard, best first.
+    pub(crate) fn stage1_candidates(
+        &self,
+        q: &Query,
+        s1: &Stage1,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
+        let mut scored: Vec<(usize, f32)> = (0..self.base.shapes.len())
+            .filter(|&i| s1.matched[i] && keep(i) && self.passes_typo_guard(q, i))
+            .map(|i| {
+                let s: f32 = s1
+                    .row(i)
+                    .iter()
+                    .zip(&self.model.stage1)
+                    .map(|(a, b)| a * b)
+                    .sum();
+                (i, s)
             })
-            .count()
-            .min(4) as u8,
-        name_nouns,
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(self.model.candidates);
+        scored.into_iter().map(|(i, _)| i).collect()
     }
-}
 
-/// Share of the query's concepts an action covers, mapped to a multiplier: an action that
-/// matches one rare word of a five-concept query should not beat one that matches four.
-fn coordination(doc: &HashSet<String>, concepts: &[Vec<String>]) -> f32 {
-    if concepts.is_empty() {
-        return 1.0;
+    /// A destructive action never surfaces from a typo alone: when the delete came from an
+    /// unsure correction, some word the user really typed must match the action's own text.
+    fn passes_typo_guard(&self, q: &Query, i: usize) -> bool {
+        !(self.base.shapes[i].destructive
+            && q.analysis.intent_from_typo
+            && !q
+                .typed
+                .iter()
+                .any(|&t| contains(&self.base.doc_tokens[i], t)))
     }
-    let covered = concepts
-        .iter()
-        .filter(|c| c.iter().any(|t| doc.contains(t)))
-        .count();
-    COORDINATION_FLOOR + (1.0 - COORDINATION_FLOOR) * covered as f32 / concepts.len() as f32
-}
 
-/// Multiplier per required identifier beyond the owner (see `ActionTraits::extra_ids`).
-const EXTRA_ID_FACTOR: f32 = 0.95;
-
-/// The multiplier for an action that covers none of the query's concepts.
-const COORDINATION_FLOOR: f32 = 0.5;
-
-/// How well an action's kind fits the query's intent (row: query, column: action).
-fn intent_fit(query: Option<Intent>, action: Intent) -> f32 {
-    use Intent::*;
-    match (query, action) {
-        (Some(Delete), Delete) => 1.6,
-        (Some(Delete), Update) => 0.7,
-        (Some(Delete), _) => 0.5,
-        (Some(Create), Create) => 1.4,
-        (Some(Create), Update) => 0.9,
-        (Some(Create), Delete) => 0.3,
-        (Some(Create), _) => 0.6,
-        (Some(Update), Update) => 1.4,
-        (Some(Update), Create) => 0.9,
-        (Some(Update), Delete) => 0.4,
-        (Some(Update), _) => 0.6,
-        (Some(List), List) => 1.4,
-        (Some(List), Get) => 1.15,
-        (Some(Get), Get) => 1.4,
-        (Some(Get), List) => 1.15,
-        (Some(List | Get), Delete) => 0.2,
-        (Some(List | Get), _) => 0.5,
-        // A query without a verb ("my followers", "stargazers") names something to look at.
-        (None, Delete) => 0.4,
-        (None, Create | Update) => 0.7,
-        (None, List | Get) => 1.0,
-    }
-}
-
-fn rank_factor(t: &ActionTraits, q: &Analysis, query_tokens: &HashSet<String>) -> f32 {
-    let mut intent = q.primary_intent();
-    if intent == Some(Intent::Get) && (q.wants_collection || q.plural) {
-        intent = Some(Intent::List);
-    }
-    let mut f = intent_fit(intent, t.class);
-    if t.upsert {
-        f = f.max(intent_fit(intent, Intent::Create));
-    }
-    // Prefer the action whose name the query explains: "create a pull request" fits
-    // `gitea_pull_create` better than `gitea_pull_create_review_requests`.
-    if !t.name_nouns.is_empty() {
-        let matched = t
-            .name_nouns
-            .iter()
-            .filter(|n| query_tokens.contains(*n))
-            .count();
-        f *= 0.7 + 0.3 * matched as f32 / t.name_nouns.len() as f32;
-    }
-    let asks_delete = q.intents.contains(&Intent::Delete);
-    if t.destructive && !asks_delete {
-        f *= 0.6;
-    }
-    if q.wants_collection && !t.on_item {
-        f *= 1.15;
-    } else if q.plural && t.class == Intent::List {
-        f *= 1.08;
-    }
-    // Between equally good answers, the one that needs fewer identifiers the user has not
-    // given is the better first step ("commits on a branch" before "commits of PR n").
-    f *= EXTRA_ID_FACTOR.powi(i32::from(t.extra_ids));
-    if t.deprecated {
-        f *= 0.8;
-    }
-    if t.admin {
-        f *= if q.about_admin { 1.4 } else { 0.75 };
-    }
-    if q.about_self {
-        if t.own {
-            f *= 1.25;
-        } else if t.someone {
-            f *= 0.85;
+    /// All features of action `i` for the query, sparse.
+    pub(crate) fn stage2(&self, q: &Query, s1: &Stage1, i: usize) -> Vec<(u16, f32)> {
+        use features::*;
+        let base = &self.base;
+        let shape = &base.shapes[i];
+        let ids = &base.shape_ids[i];
+        let mut x: Vec<(u16, f32)> = Vec::with_capacity(48);
+        let mut put = |j: usize, v: f32| {
+            if v != 0.0 {
+                x.push((j as u16, v));
+            }
+        };
+        for (j, &v) in s1.row(i).iter().enumerate() {
+            put(j, v);
         }
+        let doc = &base.doc_tokens[i];
+        let exs = &self.examples.tokens[i];
+        let (mut by_doc, mut by_all) = (0usize, 0usize);
+        for c in &q.concepts {
+            let d = c
+                .iter()
+                .any(|(b, _)| b.is_some_and(|b| contains(doc, b)));
+            let e = c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e)));
+            by_doc += usize::from(d);
+            by_all += usize::from(d || e);
+        }
+        if !q.concepts.is_empty() {
+            put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
+            put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
+        }
+        let share = |words: &[u32]| -> Option<f32> {
+            (!words.is_empty()).then(|| {
+                words.iter().filter(|&&w| contains(&q.base_ids, w)).count() as f32
+                    / words.len() as f32
+            })
+        };
+        if let Some(s) = share(&ids.name_nouns) {
+            put(NAME_COVER, s);
+            let missing = ids.name_nouns.len() as f32 * (1.0 - s);
+            put(NAME_MISSING, (missing / 4.0).min(1.0));
+        }
+        put(RESOURCE, share(&ids.resource).unwrap_or(0.0));
+        put(PARENT, share(&ids.parent).unwrap_or(0.0));
+        put(PATH_COVER, share(&ids.path).unwrap_or(0.0));
+        let class = class_code(shape.class);
+        let asks_delete = q.analysis.intents.contains(&Intent::Delete);
+        put(
+            UPSERT_CREATE,
+            f32::from(u8::from(shape.upsert && q.intent == 2)),
+        );
+        put(
+            DESTRUCTIVE_NO_DELETE,
+            f32::from(u8::from(shape.destructive && !asks_delete)),
+        );
+        put(
+            DESTRUCTIVE_DELETE,
+            f32::from(u8::from(shape.destructive && asks_delete)),
+        );
+        let list = shape.class == Intent::List;
+        let coll = q.analysis.wants_collection;
+        let plural = q.analysis.plural;
+        put(COLLECTION_LIST, f32::from(u8::from(coll && !shape.on_item)));
+        put(COLLECTION_ITEM, f32::from(u8::from(coll && shape.on_item)));
+        put(PLURAL_LIST, f32::from(u8::from(plural && list)));
+        put(PLURAL_ITEM, f32::from(u8::from(plural && shape.on_item)));
+        put(EXTRA_IDS, f32::from(shape.extra_ids) / 4.0);
+        put(DEPTH, f32::from(shape.depth) / 6.0);
+        put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
+        put(INTENT + q.intent * CLASSES + class, 1.0);
+        let scope = Scope::ALL
+            .iter()
+            .position(|&s| s == shape.scope)
+            .unwrap_or(0);
+        put(SCOPE + scope, 1.0);
+        for (c, &on) in q.cues.iter().enumerate() {
+            if on {
+                put(SCOPE_CUE + scope * CUES + c, 1.0);
+            }
+        }
+        x
     }
-    f
+
+    /// The operationId of each action, by position.
+    pub(crate) fn operation_id(&self, i: usize) -> &str {
+        &self.base.operation_ids[i]
+    }
+
+    /// Number of actions.
+    pub(crate) fn len(&self) -> usize {
+        self.base.shapes.len()
+    }
 }

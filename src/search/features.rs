@@ -1,0 +1,144 @@
+//! The features of one (query, action) pair, and their names.
+//!
+//! Stage one (cheap, computed for every action a query term matches): BM25 per field, split by
+//! where the query term came from (typed or corrected by the user, or added by the vocabulary),
+//! each divided by its maximum over the query's matches; nearest-example similarity.
+//! Stage two (for the best stage-one candidates): concept coverage, name and path coverage,
+//! verb intent × verb class, item × collection, scope × scope cue, identifiers needed.
+//! Every weight is learned (`fit.rs`); nothing here says how much a feature counts.
+
+use super::structure::Scope;
+use super::text::{FIELDS, FieldKind};
+
+/// Query-term groups: typed (or corrected) by the user, or added by the vocabulary.
+pub const GROUPS: usize = 2;
+/// BM25 features: one per field and group.
+pub const BM25: usize = FIELDS * GROUPS;
+/// Best example similarity of the action, divided by the query's best.
+pub const KNN_BEST: usize = BM25;
+/// The action owns the query's single most similar example.
+pub const KNN_TOP: usize = BM25 + 1;
+/// The action has examples at all.
+pub const HAS_EXAMPLES: usize = BM25 + 2;
+/// Number of stage-one features.
+pub const STAGE1: usize = BM25 + 3;
+
+/// Share of the query's concepts the action's own text covers.
+pub const COVER_DOC: usize = STAGE1;
+/// … its text or its examples cover.
+pub const COVER_ALL: usize = STAGE1 + 1;
+/// Share of the action name's nouns the query names.
+pub const NAME_COVER: usize = STAGE1 + 2;
+/// Nouns of the name the query does not name (÷ 4, at most 1).
+pub const NAME_MISSING: usize = STAGE1 + 3;
+/// Share of the resource's words (last literal path segment) the query names.
+pub const RESOURCE: usize = STAGE1 + 4;
+/// The query names the parent resource (the literal segment before).
+pub const PARENT: usize = STAGE1 + 5;
+/// Share of the path's literal words the query names.
+pub const PATH_COVER: usize = STAGE1 + 6;
+/// A create-or-replace PUT for a create query.
+pub const UPSERT_CREATE: usize = STAGE1 + 7;
+/// A destructive action, the query has no delete verb.
+pub const DESTRUCTIVE_NO_DELETE: usize = STAGE1 + 8;
+/// A destructive action, the query has a delete verb.
+pub const DESTRUCTIVE_DELETE: usize = STAGE1 + 9;
+/// A collection endpoint, the query asks for all/every/list.
+pub const COLLECTION_LIST: usize = STAGE1 + 10;
+/// An item endpoint, the query asks for all/every/list.
+pub const COLLECTION_ITEM: usize = STAGE1 + 11;
+/// A list action, a noun of the query is plural.
+pub const PLURAL_LIST: usize = STAGE1 + 12;
+/// An item endpoint, a noun of the query is plural.
+pub const PLURAL_ITEM: usize = STAGE1 + 13;
+/// Required identifiers beyond the owner (÷ 4).
+pub const EXTRA_IDS: usize = STAGE1 + 14;
+/// Literal path segments after the scope's root (÷ 6).
+pub const DEPTH: usize = STAGE1 + 15;
+/// Deprecated.
+pub const DEPRECATED: usize = STAGE1 + 16;
+/// First of the intent × class one-hots: `INTENT + q * 5 + class`.
+pub const INTENT: usize = STAGE1 + 17;
+/// Query intents: none, delete, create, update, list, get.
+pub const QUERY_INTENTS: usize = 6;
+/// Action classes: delete, create, update, list, get.
+pub const CLASSES: usize = 5;
+/// First of the scope priors: `SCOPE + scope`.
+pub const SCOPE: usize = INTENT + QUERY_INTENTS * CLASSES;
+/// Scope cues of a query: self, admin, organisation/team, repository, user.
+pub const CUES: usize = 5;
+/// First of the scope × cue crosses: `SCOPE_CUE + scope * CUES + cue`.
+pub const SCOPE_CUE: usize = SCOPE + Scope::ALL.len();
+/// Number of features.
+pub const COUNT: usize = SCOPE_CUE + Scope::ALL.len() * CUES;
+
+const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
+const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
+
+/// Every feature's name, in index order (the model file is keyed by them).
+pub fn names() -> Vec<String> {
+    let mut out = Vec::with_capacity(COUNT);
+    for f in FieldKind::ALL {
+        for g in ["typed", "vocab"] {
+            out.push(format!("bm25.{}.{g}", f.as_str()));
+        }
+    }
+    for n in [
+        "knn.best",
+        "knn.top",
+        "has_examples",
+        "cover.doc",
+        "cover.all",
+        "name.cover",
+        "name.missing",
+        "resource",
+        "parent",
+        "path.cover",
+        "upsert.create",
+        "destructive.no_delete",
+        "destructive.delete",
+        "collection.list",
+        "collection.item",
+        "plural.list",
+        "plural.item",
+        "ids.extra",
+        "depth",
+        "deprecated",
+    ] {
+        out.push(n.to_string());
+    }
+    for q in INTENT_NAMES {
+        for c in &INTENT_NAMES[1..] {
+            out.push(format!("intent.{q}.{c}"));
+        }
+    }
+    for s in Scope::ALL {
+        out.push(format!("scope.{}", s.as_str()));
+    }
+    for s in Scope::ALL {
+        for c in CUE_NAMES {
+            out.push(format!("scope.{}.{c}", s.as_str()));
+        }
+    }
+    debug_assert_eq!(out.len(), COUNT);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_match_the_layout() {
+        let n = names();
+        assert_eq!(n.len(), COUNT);
+        let set: std::collections::HashSet<_> = n.iter().collect();
+        assert_eq!(set.len(), COUNT);
+        assert_eq!(n[KNN_BEST], "knn.best");
+        assert_eq!(n[COVER_DOC], "cover.doc");
+        assert_eq!(n[DEPRECATED], "deprecated");
+        assert_eq!(n[INTENT], "intent.none.delete");
+        assert_eq!(n[SCOPE], "scope.admin");
+        assert_eq!(n[SCOPE_CUE], "scope.admin.self");
+    }
+}

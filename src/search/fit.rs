@@ -1,0 +1,251 @@
+//! Learning the ranking from labelled needs, and measuring it by cross-validation.
+//!
+//! Both stages are linear scorers fitted by softmax (listwise) logistic regression: for each
+//! training query, the loss is `−log Σ_pos e^s + log Σ_all e^s` over its candidates, plus an L2
+//! penalty; full-batch Adam with a fixed number of steps. Everything is deterministic (fixed
+//! seeds, one thread, fixed summation order), so `fit` reproduces the committed model exactly.
+//!
+//! Labelled needs are also indexed as examples. A training query must never see itself among
+//! the examples (its example similarity would be perfect and the model would learn to trust
+//! examples far too much): its features are computed with the examples of the *other* inner
+//! folds only, as a query that nobody labelled meets the committed examples at run time.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::eval::{CvReport, EvalRow, folds, score_lists};
+use super::{Base, Examples, Model, SearchIndex, SearchOptions, features};
+use crate::catalog::Catalog;
+
+/// Settings of a fit. Every value is chosen by cross-validation (`docs/search.md`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FitOptions {
+    /// Inner folds: how training queries are kept apart from their own examples.
+    pub inner_folds: usize,
+    /// Seed of the inner folds.
+    pub seed: u64,
+    /// L2 penalty.
+    pub l2: f32,
+    /// Adam steps.
+    pub steps: usize,
+    /// Adam step size.
+    pub learning_rate: f32,
+    /// Stage-one candidates re-ranked by stage two.
+    pub candidates: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            inner_folds: 5,
+            seed: 20_261_201,
+            l2: 1e-3,
+            steps: 300,
+            learning_rate: 0.05,
+            candidates: 60,
+        }
+    }
+}
+
+/// One training query: its candidates' sparse features and which are correct.
+struct Group {
+    x: Vec<Vec<(u16, f32)>>,
+    positive: Vec<bool>,
+}
+
+/// Fits a model on `rows` for the document of `catalog`; returns it with the examples to commit.
+pub fn fit(catalog: &Catalog, rows: &[EvalRow], opts: &FitOptions) -> (Model, Examples) {
+    let base = Arc::new(Base::build(catalog));
+    let refs: Vec<&EvalRow> = rows.iter().collect();
+    let model = fit_on(&base, &refs, opts);
+    (model, Examples::from_rows(rows))
+}
+
+/// k-fold cross-validation over `rows` (folds by row, seeded): each fold is answered by an
+/// index whose examples and weights come from the other folds only.
+pub fn cross_validate(
+    catalog: &Catalog,
+    rows: &[EvalRow],
+    k: usize,
+    seed: u64,
+    cutoff: usize,
+    opts: &FitOptions,
+) -> CvReport {
+    let base = Arc::new(Base::build(catalog));
+    let fold = folds(rows.len(), k, seed);
+    let mut lists: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
+    for f in 0..k {
+        let train: Vec<&EvalRow> = rows
+            .iter()
+            .zip(&fold)
+            .filter(|(_, x)| **x != f)
+            .map(|(r, _)| r)
+            .collect();
+        let model = fit_on(&base, &train, opts);
+        let examples = Examples::from_rows(train.iter().copied());
+        let index = SearchIndex::from_base(Arc::clone(&base), &examples, model);
+        let o = SearchOptions {
+            limit: cutoff,
+            ..SearchOptions::default()
+        };
+        for (i, row) in rows.iter().enumerate().filter(|(i, _)| fold[*i] == f) {
+            lists[i] = ranked(&index, &row.q, &o);
+        }
+    }
+    CvReport {
+        folds: k,
+        seed,
+        report: score_lists(rows, cutoff, lists),
+    }
+}
+
+/// The operationIds an index ranks for `q`.
+pub fn ranked(index: &SearchIndex, q: &str, o: &SearchOptions) -> Vec<String> {
+    index
+        .search(q, o)
+        .map(|hits| {
+            hits.iter()
+                .map(|h| index.operation_id(h.action).to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
+    let inner = folds(rows.len(), opts.inner_folds, opts.seed);
+    let position: HashMap<&str, usize> = base
+        .operation_ids
+        .iter()
+        .enumerate()
+        .map(|(i, op)| (op.as_str(), i))
+        .collect();
+    // The index a training row is scored with: examples of the other inner folds.
+    let index_for = |j: usize, model: Model| {
+        let examples = Examples::from_rows(
+            rows.iter()
+                .zip(&inner)
+                .filter(|(_, x)| **x != j)
+                .map(|(r, _)| *r),
+        );
+        SearchIndex::from_base(Arc::clone(base), &examples, model)
+    };
+    let positives = |row: &EvalRow| -> Vec<usize> {
+        row.expect
+            .iter()
+            .filter_map(|op| position.get(op.as_str()).copied())
+            .collect()
+    };
+
+    // Stage one: every matched action of every training query.
+    let mut groups = Vec::new();
+    for j in 0..opts.inner_folds {
+        let index = index_for(j, Model::zero(opts.candidates));
+        for (row, _) in rows.iter().zip(&inner).filter(|(_, x)| **x == j) {
+            let Some(q) = index.prepare(&row.q) else {
+                continue;
+            };
+            let s1 = index.stage1(&q);
+            let pos = positives(row);
+            let cands: Vec<usize> = (0..index.len())
+                .filter(|&i| s1.matched[i] && index.passes_typo_guard(&q, i))
+                .collect();
+            groups.push(Group {
+                positive: cands.iter().map(|i| pos.contains(i)).collect(),
+                x: cands
+                    .iter()
+                    .map(|&i| {
+                        s1.row(i)
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, v)| **v != 0.0)
+                            .map(|(k, &v)| (k as u16, v))
+                            .collect()
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let stage1 = train(&groups, features::STAGE1, opts);
+
+    // Stage two: the best stage-one candidates, as at run time.
+    let mut groups = Vec::new();
+    for j in 0..opts.inner_folds {
+        let mut m = Model::zero(opts.candidates);
+        m.stage1 = stage1.clone();
+        let index = index_for(j, m);
+        for (row, _) in rows.iter().zip(&inner).filter(|(_, x)| **x == j) {
+            let Some(q) = index.prepare(&row.q) else {
+                continue;
+            };
+            let s1 = index.stage1(&q);
+            let pos = positives(row);
+            let cands = index.stage1_candidates(&q, &s1, |_| true);
+            groups.push(Group {
+                positive: cands.iter().map(|i| pos.contains(i)).collect(),
+                x: cands.iter().map(|&i| index.stage2(&q, &s1, i)).collect(),
+            });
+        }
+    }
+    let stage2 = train(&groups, features::COUNT, opts);
+    Model {
+        stage1,
+        stage2,
+        candidates: opts.candidates,
+        provenance: serde_json::Value::Null,
+    }
+    .rounded()
+}
+
+/// Softmax regression over groups by full-batch Adam.
+fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
+    let usable: Vec<&Group> = groups
+        .iter()
+        .filter(|g| g.positive.iter().any(|&p| p) && g.positive.len() > 1)
+        .collect();
+    let n = usable.len().max(1) as f64;
+    let mut w = vec![0.0f64; dim];
+    let (mut m, mut v) = (vec![0.0f64; dim], vec![0.0f64; dim]);
+    let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8f64);
+    let lr = f64::from(opts.learning_rate);
+    let l2 = f64::from(opts.l2);
+    let mut grad = vec![0.0f64; dim];
+    let mut scores = Vec::new();
+    for step in 1..=opts.steps {
+        for (g, &wi) in grad.iter_mut().zip(&w) {
+            *g = l2 * wi;
+        }
+        for g in &usable {
+            scores.clear();
+            scores.extend(
+                g.x.iter()
+                    .map(|x| x.iter().map(|&(i, v)| w[i as usize] * f64::from(v)).sum::<f64>()),
+            );
+            let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (mut z, mut zp) = (0.0, 0.0);
+            for (s, &p) in scores.iter_mut().zip(&g.positive) {
+                *s = (*s - max).exp();
+                z += *s;
+                if p {
+                    zp += *s;
+                }
+            }
+            for ((x, &e), &p) in g.x.iter().zip(&scores).zip(&g.positive) {
+                let coef = (e / z - if p { e / zp } else { 0.0 }) / n;
+                if coef != 0.0 {
+                    for &(i, val) in x {
+                        grad[i as usize] += coef * f64::from(val);
+                    }
+                }
+            }
+        }
+        let t = step as i32;
+        for i in 0..dim {
+            m[i] = b1 * m[i] + (1.0 - b1) * grad[i];
+            v[i] = b2 * v[i] + (1.0 - b2) * grad[i] * grad[i];
+            let mh = m[i] / (1.0 - b1.powi(t));
+            let vh = v[i] / (1.0 - b2.powi(t));
+            w[i] -= lr * mh / (vh.sqrt() + eps);
+        }
+    }
+    w.into_iter().map(|x| x as f32).collect()
+}

@@ -10,8 +10,9 @@
 use super::structure::Scope;
 use super::text::{FIELDS, FieldKind};
 
-/// Query-term groups: typed (or corrected) by the user, or added by the vocabulary.
-pub const GROUPS: usize = 2;
+/// Query-term groups: typed (or corrected) by the user, added by the vocabulary, or added by
+/// the associations learned from the labelled needs.
+pub const GROUPS: usize = 3;
 /// BM25 features: one per field and group.
 pub const BM25: usize = FIELDS * GROUPS;
 /// Best example similarity of the action, divided by the query's best.
@@ -57,8 +58,21 @@ pub const EXTRA_IDS: usize = STAGE1 + 14;
 pub const DEPTH: usize = STAGE1 + 15;
 /// Deprecated.
 pub const DEPRECATED: usize = STAGE1 + 16;
+/// Learned from the labelled needs: how much the query's words favour the action's verb class
+/// (mean log-lift of the class given each word).
+pub const LEX_CLASS: usize = STAGE1 + 17;
+/// … its scope.
+pub const LEX_SCOPE: usize = STAGE1 + 18;
+/// … item against collection.
+pub const LEX_ITEM: usize = STAGE1 + 19;
+/// … the resource its path ends in.
+pub const LEX_RESOURCE: usize = STAGE1 + 20;
+/// The query holds an `owner/name`-like value and the action is in repository scope.
+pub const VALUE_SLASH_REPO: usize = STAGE1 + 21;
+/// The query holds a number (an id, an index) and the action targets one item.
+pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 22;
 /// First of the intent × class one-hots: `INTENT + q * 5 + class`.
-pub const INTENT: usize = STAGE1 + 17;
+pub const INTENT: usize = STAGE1 + 23;
 /// Query intents: none, delete, create, update, list, get.
 pub const QUERY_INTENTS: usize = 6;
 /// Action classes: delete, create, update, list, get.
@@ -79,7 +93,7 @@ const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update
 pub fn names() -> Vec<String> {
     let mut out = Vec::with_capacity(COUNT);
     for f in FieldKind::ALL {
-        for g in ["typed", "vocab"] {
+        for g in ["typed", "vocab", "learned"] {
             out.push(format!("bm25.{}.{g}", f.as_str()));
         }
     }
@@ -104,6 +118,12 @@ pub fn names() -> Vec<String> {
         "ids.extra",
         "depth",
         "deprecated",
+        "lex.class",
+        "lex.scope",
+        "lex.item",
+        "lex.resource",
+        "value.slash.repo",
+        "value.number.item",
     ] {
         out.push(n.to_string());
     }

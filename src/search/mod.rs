@@ -174,6 +174,9 @@ pub(crate) struct Base {
     shape_ids: Vec<ShapeIds>,
     /// Sorted token ids of each action's own text (every field but the examples).
     doc_tokens: Vec<Vec<u32>>,
+    /// Sorted token ids of each action's name, operationId, summary and path: what learned
+    /// associations point at.
+    core_tokens: Vec<Vec<u32>>,
     /// Exact names and operationIds, for exact lookups.
     exact: HashMap<String, usize>,
     /// The same, lower-cased, as a fallback.
@@ -191,17 +194,31 @@ impl Base {
         let mut field_docs: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(n); FIELDS - 1];
         let mut bags = Vec::with_capacity(n);
         let mut doc_tokens = Vec::with_capacity(n);
+        let mut core_tokens = Vec::with_capacity(n);
+        const CORE: [FieldKind; 4] = [
+            FieldKind::Name,
+            FieldKind::OperationId,
+            FieldKind::Summary,
+            FieldKind::Path,
+        ];
         for a in catalog.actions() {
             let texts = text::document(a);
             let mut all = Vec::new();
+            let mut core = Vec::new();
             for (f, t) in texts.iter().enumerate() {
                 let ids: Vec<u32> = stems(&mut az, t).iter().map(|s| dict.intern(s)).collect();
                 all.extend_from_slice(&ids);
+                if CORE.contains(&FieldKind::ALL[f]) {
+                    core.extend_from_slice(&ids);
+                }
                 field_docs[f].push(ids);
             }
             all.sort_unstable();
             all.dedup();
             doc_tokens.push(all);
+            core.sort_unstable();
+            core.dedup();
+            core_tokens.push(core);
             bags.push(surface_words(&texts));
         }
         let fields = field_docs.iter().map(|d| Corpus::build(d)).collect();
@@ -244,6 +261,7 @@ impl Base {
             shapes,
             shape_ids,
             doc_tokens,
+            core_tokens,
             exact,
             exact_lower,
             operation_ids: catalog
@@ -279,7 +297,122 @@ pub(crate) struct ExampleIndex {
     tokens: Vec<Vec<u32>>,
     /// Per action, whether it has examples.
     has: Vec<bool>,
+    /// Learned associations: example-token id → (base token id, weight), strongest first.
+    associations: HashMap<u32, Vec<(u32, f32)>>,
+    /// Per word of the needs, log-lift of each verb class / scope / item-or-collection /
+    /// resource of the actions it was written for.
+    lifts: Lifts,
 }
+
+/// Log-lifts of an outcome (verb class, scope, …) given a word, from labelled needs: `log
+/// P(outcome | word) / P(outcome)`, with P(outcome | word) smoothed towards P(outcome) by
+/// [`LIFT_SMOOTHING`] pseudo-needs.
+#[derive(Debug, Default)]
+struct Lifts {
+    class: HashMap<u32, [f32; 5]>,
+    scope: HashMap<u32, [f32; 7]>,
+    item: HashMap<u32, [f32; 2]>,
+    resource: HashMap<(u32, u32), f32>,
+    /// Per word: log-lift of a resource it was never seen with.
+    resource_unseen: HashMap<u32, f32>,
+}
+
+/// Pseudo-needs of the m-estimate that smooths [`Lifts`].
+pub const LIFT_SMOOTHING: f32 = 2.0;
+
+fn lift_table<const K: usize>(
+    counts: &HashMap<u32, [f32; K]>,
+    prior: &[f32; K],
+) -> HashMap<u32, [f32; K]> {
+    let total: f32 = prior.iter().sum::<f32>().max(1.0);
+    let p: Vec<f32> = prior.iter().map(|c| (c / total).max(1e-4)).collect();
+    counts
+        .iter()
+        .map(|(&w, c)| {
+            let n: f32 = c.iter().sum();
+            let mut out = [0.0f32; K];
+            for k in 0..K {
+                let cond = (c[k] + LIFT_SMOOTHING * p[k]) / (n + LIFT_SMOOTHING);
+                out[k] = (cond / p[k]).ln();
+            }
+            (w, out)
+        })
+        .collect()
+}
+
+impl Lifts {
+    fn build(base: &Base, examples: &[Vec<u32>], owners: &[Vec<u32>]) -> Lifts {
+        let mut class: HashMap<u32, [f32; 5]> = HashMap::new();
+        let mut scope: HashMap<u32, [f32; 7]> = HashMap::new();
+        let mut item: HashMap<u32, [f32; 2]> = HashMap::new();
+        let mut resource: HashMap<(u32, u32), f32> = HashMap::new();
+        let mut word: HashMap<u32, f32> = HashMap::new();
+        let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
+        let mut pr: HashMap<u32, f32> = HashMap::new();
+        for (e, toks) in examples.iter().enumerate() {
+            let mut q = toks.clone();
+            q.sort_unstable();
+            q.dedup();
+            for &a in &owners[e] {
+                let a = a as usize;
+                let shape = &base.shapes[a];
+                let c = class_code(shape.class);
+                let s = scope_code(shape.scope);
+                let it = usize::from(shape.on_item);
+                let r = base.shape_ids[a].resource.first().copied();
+                pc[c] += 1.0;
+                ps[s] += 1.0;
+                pi[it] += 1.0;
+                if let Some(r) = r {
+                    *pr.entry(r).or_default() += 1.0;
+                }
+                for &w in &q {
+                    class.entry(w).or_default()[c] += 1.0;
+                    scope.entry(w).or_default()[s] += 1.0;
+                    item.entry(w).or_default()[it] += 1.0;
+                    *word.entry(w).or_default() += 1.0;
+                    if let Some(r) = r {
+                        *resource.entry((w, r)).or_default() += 1.0;
+                    }
+                }
+            }
+        }
+        let total: f32 = pr.values().sum::<f32>().max(1.0);
+        let p_res = |r: u32| (pr.get(&r).copied().unwrap_or(0.0) / total).max(1e-4);
+        let resource_unseen = word
+            .iter()
+            .map(|(&w, &n)| (w, (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln()))
+            .collect();
+        let resource = resource
+            .into_iter()
+            .map(|((w, r), c)| {
+                let n = word[&w];
+                let p = p_res(r);
+                ((w, r), ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln())
+            })
+            .collect();
+        Lifts {
+            class: lift_table(&class, &pc),
+            scope: lift_table(&scope, &ps),
+            item: lift_table(&item, &pi),
+            resource,
+            resource_unseen,
+        }
+    }
+}
+
+fn scope_code(s: Scope) -> usize {
+    Scope::ALL.iter().position(|&x| x == s).unwrap_or(0)
+}
+
+/// An association needs this many labelled (need, action) pairs…
+pub const ASSOCIATION_MIN_PAIRS: f32 = 2.0;
+/// … this share of the needs with the word pointing at an action whose core text has the other…
+pub const ASSOCIATION_MIN_SHARE: f32 = 0.25;
+/// … and this many times the share of actions whose core text has it.
+pub const ASSOCIATION_MIN_LIFT: f32 = 4.0;
+/// Most associations kept per word.
+pub const ASSOCIATIONS_PER_WORD: usize = 5;
 
 impl ExampleIndex {
     /// Indexes `examples` for the actions of `base` (operationIds without an action are
@@ -315,6 +448,8 @@ impl ExampleIndex {
                 per_action[i].extend_from_slice(&each_docs[e]);
             }
         }
+        let associations = associations(base, &each_docs, &owners);
+        let lifts = Lifts::build(base, &each_docs, &owners);
         let field = Corpus::build(&per_action);
         let each = Corpus::build(&each_docs);
         let has = per_action.iter().map(|d| !d.is_empty()).collect();
@@ -333,8 +468,62 @@ impl ExampleIndex {
             owners,
             tokens,
             has,
+            associations,
+            lifts,
         }
     }
+}
+
+/// Word associations learned from labelled needs: a word of the needs (`wipe`, `ticket`)
+/// points at a word of the labelled actions' core text (`delete`, `issue`) when that word
+/// follows it much more often than chance. General word-to-word links, not need-to-action
+/// pairs: they carry over to actions that have no examples.
+fn associations(
+    base: &Base,
+    examples: &[Vec<u32>],
+    owners: &[Vec<u32>],
+) -> HashMap<u32, Vec<(u32, f32)>> {
+    let n_actions = base.core_tokens.len().max(1) as f32;
+    let mut df: HashMap<u32, f32> = HashMap::new();
+    for core in &base.core_tokens {
+        for &t in core {
+            *df.entry(t).or_default() += 1.0;
+        }
+    }
+    let mut word: HashMap<u32, f32> = HashMap::new();
+    let mut pair: HashMap<(u32, u32), f32> = HashMap::new();
+    for (e, toks) in examples.iter().enumerate() {
+        let mut q = toks.clone();
+        q.sort_unstable();
+        q.dedup();
+        for &a in &owners[e] {
+            let core = &base.core_tokens[a as usize];
+            for &w in &q {
+                *word.entry(w).or_default() += 1.0;
+                for &d in core {
+                    *pair.entry((w, d)).or_default() += 1.0;
+                }
+            }
+        }
+    }
+    let mut out: HashMap<u32, Vec<(u32, f32)>> = HashMap::new();
+    let mut pairs: Vec<((u32, u32), f32)> = pair.into_iter().collect();
+    pairs.sort_unstable_by_key(|&(k, _)| k);
+    for ((w, d), c) in pairs {
+        let share = c / word[&w];
+        let base_rate = df.get(&d).copied().unwrap_or(1.0) / n_actions;
+        if c >= ASSOCIATION_MIN_PAIRS
+            && share >= ASSOCIATION_MIN_SHARE
+            && share / base_rate >= ASSOCIATION_MIN_LIFT
+        {
+            out.entry(w).or_default().push((d, share));
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(ASSOCIATIONS_PER_WORD);
+    }
+    out
 }
 
 /// One analysed query term with its ids in both dictionaries.
@@ -342,8 +531,10 @@ impl ExampleIndex {
 struct QTerm {
     base: Option<u32>,
     ex: Option<u32>,
-    /// 0: typed or corrected by the user; 1: added by the vocabulary.
+    /// 0: typed or corrected by the user; 1: added by the vocabulary; 2: learned association.
     group: usize,
+    /// Term weight (1 but for learned associations: their strength).
+    weight: f32,
 }
 
 /// A query ready for scoring.
@@ -361,6 +552,28 @@ pub(crate) struct Query {
     intent: usize,
     /// Scope cues: self, admin, organisation/team, repository, user.
     cues: [bool; features::CUES],
+    /// Example-dictionary ids of the words the user typed (for the learned lifts).
+    words: Vec<u32>,
+    /// The query holds an `owner/name`-like value.
+    slash_value: bool,
+    /// The query holds a number.
+    number_value: bool,
+}
+
+impl Query {
+    /// Notes the values of the raw query: an `owner/name`-like chunk, a number.
+    fn note_values(&mut self, raw: &str) {
+        for chunk in raw.split_whitespace() {
+            let c = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+            if c.contains('/') && !c.contains("://") && !c.starts_with('/') {
+                self.slash_value = true;
+            }
+            let digits = c.trim_start_matches('#');
+            if !digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit()) {
+                self.number_value = true;
+            }
+        }
+    }
 }
 
 /// Stage-one features of every action for one query.
@@ -530,7 +743,8 @@ impl SearchIndex {
                 None => Err(Error::EmptyQuery),
             };
         }
-        let q = self.query(analysis);
+        let mut q = self.query(analysis);
+        q.note_values(trimmed);
         let s1 = self.stage1(&q);
         let mut hits: Vec<(Hit, Vec<(u16, f32)>)> = self
             .stage1_candidates(&q, &s1, keep)
@@ -571,7 +785,11 @@ impl SearchIndex {
     /// Prepares a query: term ids, concepts, intent and scope cues.
     pub(crate) fn prepare(&self, query: &str) -> Option<Query> {
         let analysis = analyse(query, &self.base.lexicon);
-        (!analysis.terms.is_empty()).then(|| self.query(analysis))
+        (!analysis.terms.is_empty()).then(|| {
+            let mut q = self.query(analysis);
+            q.note_values(query);
+            q
+        })
     }
 
     fn query(&self, analysis: Analysis) -> Query {
@@ -600,11 +818,38 @@ impl SearchIndex {
                     base: base.dict.get(&s),
                     ex: ex.dict.get(&s),
                     group,
+                    weight: 1.0,
                 });
                 seen.push(s);
             }
         }
-        let mut base_ids: Vec<u32> = terms.iter().filter_map(|t| t.base).collect();
+        // Learned associations of the query's words, each once, at their strength.
+        let mut learned: Vec<QTerm> = Vec::new();
+        for t in &terms {
+            let Some(links) = t.ex.and_then(|e| ex.associations.get(&e)) else {
+                continue;
+            };
+            for &(d, w) in links {
+                if terms.iter().any(|x| x.base == Some(d)) {
+                    continue;
+                }
+                match learned.iter_mut().find(|x| x.base == Some(d)) {
+                    Some(x) => x.weight = x.weight.max(w),
+                    None => learned.push(QTerm {
+                        base: Some(d),
+                        ex: None,
+                        group: 2,
+                        weight: w,
+                    }),
+                }
+            }
+        }
+        terms.extend(learned);
+        let mut base_ids: Vec<u32> = terms
+            .iter()
+            .filter(|t| t.group < 2)
+            .filter_map(|t| t.base)
+            .collect();
         base_ids.sort_unstable();
         base_ids.dedup();
         let concepts = analysis
@@ -632,7 +877,17 @@ impl SearchIndex {
             has(repo),
             has(user) && !analysis.about_self,
         ];
+        let mut words: Vec<u32> = terms
+            .iter()
+            .filter(|t| t.group < 2)
+            .filter_map(|t| t.ex)
+            .collect();
+        words.sort_unstable();
+        words.dedup();
         Query {
+            words,
+            slash_value: false,
+            number_value: false,
             intent: intent_code(intent),
             analysis,
             terms,
@@ -654,13 +909,13 @@ impl SearchIndex {
         for t in &q.terms {
             if let Some(id) = t.base {
                 for (f, corpus) in self.base.fields.iter().enumerate() {
-                    corpus.add(id, 1.0, &mut x, STAGE1, f * features::GROUPS + t.group);
+                    corpus.add(id, t.weight, &mut x, STAGE1, f * features::GROUPS + t.group);
                 }
             }
             if let Some(id) = t.ex {
                 ex.field
-                    .add(id, 1.0, &mut x, STAGE1, examples_slot + t.group);
-                ex.each.each(id, 1.0, |e, s| knn[e] += s);
+                    .add(id, t.weight, &mut x, STAGE1, examples_slot + t.group);
+                ex.each.each(id, t.weight, |e, s| knn[e] += s);
             }
         }
         let mut matched = vec![false; n];
@@ -763,20 +1018,25 @@ impl SearchIndex {
             put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
             put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
         }
-        let share = |words: &[u32]| -> Option<f32> {
-            (!words.is_empty()).then(|| {
-                words.iter().filter(|&&w| contains(&q.base_ids, w)).count() as f32
-                    / words.len() as f32
-            })
+        // Share of `words` the query names; nothing to name is fully named.
+        let share = |words: &[u32]| -> f32 {
+            if words.is_empty() {
+                return 1.0;
+            }
+            words.iter().filter(|&&w| contains(&q.base_ids, w)).count() as f32
+                / words.len() as f32
         };
-        if let Some(s) = share(&ids.name_nouns) {
-            put(NAME_COVER, s);
-            let missing = ids.name_nouns.len() as f32 * (1.0 - s);
-            put(NAME_MISSING, (missing / 4.0).min(1.0));
+        let s = share(&ids.name_nouns);
+        put(NAME_COVER, s);
+        put(
+            NAME_MISSING,
+            (ids.name_nouns.len() as f32 * (1.0 - s) / 4.0).min(1.0),
+        );
+        put(RESOURCE, share(&ids.resource));
+        if !ids.parent.is_empty() {
+            put(PARENT, share(&ids.parent));
         }
-        put(RESOURCE, share(&ids.resource).unwrap_or(0.0));
-        put(PARENT, share(&ids.parent).unwrap_or(0.0));
-        put(PATH_COVER, share(&ids.path).unwrap_or(0.0));
+        put(PATH_COVER, share(&ids.path));
         let class = class_code(shape.class);
         let asks_delete = q.analysis.intents.contains(&Intent::Delete);
         put(
@@ -801,11 +1061,40 @@ impl SearchIndex {
         put(EXTRA_IDS, f32::from(shape.extra_ids) / 4.0);
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
+        let scope = scope_code(shape.scope);
+        let lifts = &self.examples.lifts;
+        if !q.words.is_empty() {
+            let n = q.words.len() as f32;
+            let item = usize::from(shape.on_item);
+            let res = ids.resource.first().copied();
+            let (mut lc, mut ls, mut li, mut lr) = (0.0, 0.0, 0.0, 0.0);
+            for w in &q.words {
+                lc += lifts.class.get(w).map_or(0.0, |l| l[class]);
+                ls += lifts.scope.get(w).map_or(0.0, |l| l[scope]);
+                li += lifts.item.get(w).map_or(0.0, |l| l[item]);
+                if let Some(r) = res {
+                    lr += lifts
+                        .resource
+                        .get(&(*w, r))
+                        .or_else(|| lifts.resource_unseen.get(w))
+                        .copied()
+                        .unwrap_or(0.0);
+                }
+            }
+            put(LEX_CLASS, lc / n);
+            put(LEX_SCOPE, ls / n);
+            put(LEX_ITEM, li / n);
+            put(LEX_RESOURCE, lr / n);
+        }
+        put(
+            VALUE_SLASH_REPO,
+            f32::from(u8::from(q.slash_value && shape.scope == Scope::Repo)),
+        );
+        put(
+            VALUE_NUMBER_ITEM,
+            f32::from(u8::from(q.number_value && shape.on_item)),
+        );
         put(INTENT + q.intent * CLASSES + class, 1.0);
-        let scope = Scope::ALL
-            .iter()
-            .position(|&s| s == shape.scope)
-            .unwrap_or(0);
         put(SCOPE + scope, 1.0);
         for (c, &on) in q.cues.iter().enumerate() {
             if on {

@@ -190,7 +190,12 @@ pub fn shape_of(a: &Action) -> Shape {
             .map(|w| vocabulary::canonical(w).to_string())
             .collect()
     };
-    let resource = after_root.last().map(|s| words(s)).unwrap_or_default();
+    // `/orgs/{org}`, `/user`: the resource is the scope's root itself.
+    let resource = after_root
+        .last()
+        .or(literals.first())
+        .map(|s| words(s))
+        .unwrap_or_default();
     let parent = after_root
         .len()
         .checked_sub(2)

@@ -71,8 +71,10 @@ pub const LEX_RESOURCE: usize = STAGE1 + 20;
 pub const VALUE_SLASH_REPO: usize = STAGE1 + 21;
 /// The query holds a number (an id, an index) and the action targets one item.
 pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 22;
+/// … the action itself (only for actions with examples).
+pub const LEX_ACTION: usize = STAGE1 + 23;
 /// First of the intent × class one-hots: `INTENT + q * 5 + class`.
-pub const INTENT: usize = STAGE1 + 23;
+pub const INTENT: usize = STAGE1 + 24;
 /// Query intents: none, delete, create, update, list, get.
 pub const QUERY_INTENTS: usize = 6;
 /// Action classes: delete, create, update, list, get.
@@ -124,6 +126,7 @@ pub fn names() -> Vec<String> {
         "lex.resource",
         "value.slash.repo",
         "value.number.item",
+        "lex.action",
     ] {
         out.push(n.to_string());
     }

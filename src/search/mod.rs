@@ -313,8 +313,10 @@ struct Lifts {
     scope: HashMap<u32, [f32; 7]>,
     item: HashMap<u32, [f32; 2]>,
     resource: HashMap<(u32, u32), f32>,
-    /// Per word: log-lift of a resource it was never seen with.
-    resource_unseen: HashMap<u32, f32>,
+    /// Per (word, action): log-lift of the action itself.
+    action: HashMap<(u32, u32), f32>,
+    /// Per word: log-lift of a resource (or an action) it was never seen with.
+    unseen: HashMap<u32, f32>,
 }
 
 /// Pseudo-needs of the m-estimate that smooths [`Lifts`].
@@ -346,6 +348,8 @@ impl Lifts {
         let mut scope: HashMap<u32, [f32; 7]> = HashMap::new();
         let mut item: HashMap<u32, [f32; 2]> = HashMap::new();
         let mut resource: HashMap<(u32, u32), f32> = HashMap::new();
+        let mut action: HashMap<(u32, u32), f32> = HashMap::new();
+        let mut pa: HashMap<u32, f32> = HashMap::new();
         let mut word: HashMap<u32, f32> = HashMap::new();
         let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         let mut pr: HashMap<u32, f32> = HashMap::new();
@@ -363,6 +367,7 @@ impl Lifts {
                 pc[c] += 1.0;
                 ps[s] += 1.0;
                 pi[it] += 1.0;
+                *pa.entry(a as u32).or_default() += 1.0;
                 if let Some(r) = r {
                     *pr.entry(r).or_default() += 1.0;
                 }
@@ -371,6 +376,7 @@ impl Lifts {
                     scope.entry(w).or_default()[s] += 1.0;
                     item.entry(w).or_default()[it] += 1.0;
                     *word.entry(w).or_default() += 1.0;
+                    *action.entry((w, a as u32)).or_default() += 1.0;
                     if let Some(r) = r {
                         *resource.entry((w, r)).or_default() += 1.0;
                     }
@@ -379,7 +385,16 @@ impl Lifts {
         }
         let total: f32 = pr.values().sum::<f32>().max(1.0);
         let p_res = |r: u32| (pr.get(&r).copied().unwrap_or(0.0) / total).max(1e-4);
-        let resource_unseen = word
+        let a_total: f32 = pa.values().sum::<f32>().max(1.0);
+        let action = action
+            .into_iter()
+            .map(|((w, a), c)| {
+                let n = word[&w];
+                let p = (pa.get(&a).copied().unwrap_or(0.0) / a_total).max(1e-4);
+                ((w, a), ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln())
+            })
+            .collect();
+        let unseen = word
             .iter()
             .map(|(&w, &n)| (w, (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln()))
             .collect();
@@ -396,7 +411,8 @@ impl Lifts {
             scope: lift_table(&scope, &ps),
             item: lift_table(&item, &pi),
             resource,
-            resource_unseen,
+            action,
+            unseen,
         }
     }
 }
@@ -1076,7 +1092,7 @@ impl SearchIndex {
                     lr += lifts
                         .resource
                         .get(&(*w, r))
-                        .or_else(|| lifts.resource_unseen.get(w))
+                        .or_else(|| lifts.unseen.get(w))
                         .copied()
                         .unwrap_or(0.0);
                 }
@@ -1085,6 +1101,21 @@ impl SearchIndex {
             put(LEX_SCOPE, ls / n);
             put(LEX_ITEM, li / n);
             put(LEX_RESOURCE, lr / n);
+            if self.examples.has[i] {
+                let la: f32 = q
+                    .words
+                    .iter()
+                    .map(|w| {
+                        lifts
+                            .action
+                            .get(&(*w, i as u32))
+                            .or_else(|| lifts.unseen.get(w))
+                            .copied()
+                            .unwrap_or(0.0)
+                    })
+                    .sum();
+                put(LEX_ACTION, la / n);
+            }
         }
         put(
             VALUE_SLASH_REPO,

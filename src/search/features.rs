@@ -73,8 +73,11 @@ pub const VALUE_SLASH_REPO: usize = STAGE1 + 21;
 pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 22;
 /// … the action itself (only for actions with examples).
 pub const LEX_ACTION: usize = STAGE1 + 23;
+/// First of the per-field coverages: share of the query's concepts (weighted by their rarity
+/// in the catalog) that field `f` covers, `COVER_FIELD + f`.
+pub const COVER_FIELD: usize = STAGE1 + 24;
 /// First of the intent × class one-hots: `INTENT + q * 5 + class`.
-pub const INTENT: usize = STAGE1 + 24;
+pub const INTENT: usize = COVER_FIELD + FIELDS;
 /// Query intents: none, delete, create, update, list, get.
 pub const QUERY_INTENTS: usize = 6;
 /// Action classes: delete, create, update, list, get.
@@ -129,6 +132,9 @@ pub fn names() -> Vec<String> {
         "lex.action",
     ] {
         out.push(n.to_string());
+    }
+    for f in FieldKind::ALL {
+        out.push(format!("cover.{}", f.as_str()));
     }
     for q in INTENT_NAMES {
         for c in &INTENT_NAMES[1..] {

@@ -174,6 +174,10 @@ pub(crate) struct Base {
     shape_ids: Vec<ShapeIds>,
     /// Sorted token ids of each action's own text (every field but the examples).
     doc_tokens: Vec<Vec<u32>>,
+    /// Per action and field (but the examples), sorted token ids.
+    field_tokens: Vec<Vec<Vec<u32>>>,
+    /// Inverse document frequency of each token over the actions' own text.
+    idf: HashMap<u32, f32>,
     /// Sorted token ids of each action's name, operationId, summary and path: what learned
     /// associations point at.
     core_tokens: Vec<Vec<u32>>,
@@ -195,6 +199,7 @@ impl Base {
         let mut bags = Vec::with_capacity(n);
         let mut doc_tokens = Vec::with_capacity(n);
         let mut core_tokens = Vec::with_capacity(n);
+        let mut field_tokens = Vec::with_capacity(n);
         const CORE: [FieldKind; 4] = [
             FieldKind::Name,
             FieldKind::OperationId,
@@ -205,9 +210,14 @@ impl Base {
             let texts = text::document(a);
             let mut all = Vec::new();
             let mut core = Vec::new();
+            let mut per_field = Vec::with_capacity(FIELDS - 1);
             for (f, t) in texts.iter().enumerate() {
                 let ids: Vec<u32> = stems(&mut az, t).iter().map(|s| dict.intern(s)).collect();
                 all.extend_from_slice(&ids);
+                let mut set = ids.clone();
+                set.sort_unstable();
+                set.dedup();
+                per_field.push(set);
                 if CORE.contains(&FieldKind::ALL[f]) {
                     core.extend_from_slice(&ids);
                 }
@@ -219,9 +229,20 @@ impl Base {
             core.sort_unstable();
             core.dedup();
             core_tokens.push(core);
+            field_tokens.push(per_field);
             bags.push(surface_words(&texts));
         }
         let fields = field_docs.iter().map(|d| Corpus::build(d)).collect();
+        let mut df: HashMap<u32, f32> = HashMap::new();
+        for d in &doc_tokens {
+            for &t in d {
+                *df.entry(t).or_default() += 1.0;
+            }
+        }
+        let idf = df
+            .into_iter()
+            .map(|(t, f)| (t, (1.0 + (n as f32 - f + 0.5) / (f + 0.5)).ln()))
+            .collect();
         let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str).collect()));
         let shapes: Vec<Shape> = catalog.actions().iter().map(structure::shape_of).collect();
         let mut ids_of = |words: &[String]| -> Vec<u32> {
@@ -261,6 +282,8 @@ impl Base {
             shapes,
             shape_ids,
             doc_tokens,
+            field_tokens,
+            idf,
             core_tokens,
             exact,
             exact_lower,
@@ -1033,6 +1056,28 @@ impl SearchIndex {
         if !q.concepts.is_empty() {
             put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
             put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
+            // Per field, the rarity-weighted share of concepts it covers.
+            let mut total = 0.0f32;
+            let mut covered = [0.0f32; FIELDS];
+            for c in &q.concepts {
+                let w = c
+                    .iter()
+                    .filter_map(|(b, _)| b.and_then(|b| base.idf.get(&b)))
+                    .copied()
+                    .fold(1.0f32, f32::max);
+                total += w;
+                for (f, toks) in base.field_tokens[i].iter().enumerate() {
+                    if c.iter().any(|(b, _)| b.is_some_and(|b| contains(toks, b))) {
+                        covered[f] += w;
+                    }
+                }
+                if c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e))) {
+                    covered[FieldKind::Examples as usize] += w;
+                }
+            }
+            for (f, v) in covered.iter().enumerate() {
+                put(COVER_FIELD + f, v / total);
+            }
         }
         // Share of `words` the query names; nothing to name is fully named.
         let share = |words: &[u32]| -> f32 {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::card::{card_json, card_text, compact_schema};
+use super::card::{card_json, card_text, compact_schema, siblings, siblings_text};
 use super::{ToolOutput, bool_arg, check_known, int_arg};
 use crate::catalog::Domain;
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
@@ -145,13 +145,28 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
         card_text(&mut text, rank + 1, action, decision);
         cards.push(card_json(action, decision, rank < input.include_schema));
     }
+    // The best card's siblings on the same resource: a near miss is one step away.
+    let actions = state.catalog.actions();
+    let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
+    let related = siblings(actions, hits[0].action, &shown);
+    siblings_text(&mut text, actions, &related);
+    let related_json: Vec<Value> = related
+        .iter()
+        .map(|&(i, r)| {
+            let a = &actions[i];
+            json!({"name": a.name.as_str(), "method": a.method.as_str(), "path": a.path, "relation": r.as_str()})
+        })
+        .collect();
     for hit in hits.iter().take(input.include_schema) {
-        let action = &state.catalog.actions()[hit.action];
+        let action = &actions[hit.action];
         let schema = compact_schema(&action.input_schema);
         text.push_str(&format!("input schema of {}: {}\n", action.name, schema));
     }
     text.push_str("Call gitea_execute_action with {\"action\": <name>, \"arguments\": {...}}.");
-    ToolOutput::ok(text, json!({"query": input.query, "results": cards}))
+    ToolOutput::ok(
+        text,
+        json!({"query": input.query, "results": cards, "siblings": related_json}),
+    )
 }
 
 #[cfg(test)]
@@ -186,7 +201,8 @@ mod tests {
         assert!(results[1].get("input_schema").is_none());
         assert!(results[0].get("withheld").is_none());
         assert!(
-            out.text.starts_with("1. gitea_pull_merge — "),
+            out.text
+                .starts_with("1. gitea_pull_merge POST /repos/{owner}/{repo}/pulls/{index}/merge — "),
             "{}",
             out.text
         );

@@ -1,5 +1,6 @@
-//! Cost of the search over the full Gitea catalog: building the index, answering a query,
-//! answering and rendering a compact card per hit, and the memory the index holds.
+//! Cost of the search over the full Gitea catalog: building the index (with the committed
+//! examples and model), answering a query, answering and rendering the compact cards and the
+//! siblings line, and the memory the index and model hold.
 //!
 //! Inputs (outside the repository; without them the benchmark says so and measures nothing):
 //! * `$GITEA_SPEC_DIR/gitea-swagger.v1.json` (default `../shared/spec`);
@@ -8,8 +9,8 @@
 //! Besides the criterion benchmarks, it prints to stdout, before them:
 //! * `rss …`: resident memory of an index (average over 5 indexes kept alive, from
 //!   `/proc/self/status`, Linux only);
-//! * `p50=… p99=…`: per-query latency (search; search + the stand-in card; search + the real
-//!   `tools::card` text and JSON cards) over 50 rounds of the dev queries, measured with
+//! * `p50=… p99=…`: per-query latency (search; search + the real `tools::card` text and JSON
+//!   cards and the best card's siblings) over 50 rounds of the dev queries, measured with
 //!   `Instant` (1 round when run as a test, e.g. by `cargo test --benches`).
 //!
 //! Run: `cargo bench --bench find -- --warm-up-time 1 --measurement-time 5`
@@ -18,11 +19,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use aegis_gitea_mcp::catalog::{Action, Catalog};
+use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::Decision;
 use aegis_gitea_mcp::search::{SearchIndex, SearchOptions};
 use aegis_gitea_mcp::spec::Spec;
-use aegis_gitea_mcp::tools::card::{card_json, card_text};
+use aegis_gitea_mcp::tools::card::{card_json, card_text, siblings, siblings_text};
 use criterion::Criterion;
 
 const SPEC_FILE: &str = "gitea-swagger.v1.json";
@@ -63,33 +64,6 @@ fn dev_queries(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// STAND-IN for the real card module (not written yet): a compact text card of an action with
-/// what an agent needs to call it. Only here so the benchmark counts a rendering cost.
-fn stand_in_compact_card(a: &Action) -> String {
-    let mut required: Vec<&str> = a
-        .params
-        .iter()
-        .filter(|p| p.required)
-        .map(|p| p.name.as_str())
-        .collect();
-    if a.body.as_ref().is_some_and(|b| b.required) {
-        required.push("body");
-    }
-    format!(
-        "{} ({})\n{} {}\n{}\nrequired: {}\n",
-        a.name,
-        a.operation_id,
-        a.method,
-        a.path,
-        a.summary,
-        if required.is_empty() {
-            "-".to_string()
-        } else {
-            required.join(", ")
-        }
-    )
-}
-
 fn opts() -> SearchOptions {
     SearchOptions {
         limit: LIMIT,
@@ -104,18 +78,9 @@ fn search(index: &SearchIndex, q: &str) -> usize {
         .len()
 }
 
-fn search_and_render(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
-    let hits = index
-        .search(black_box(q), &opts())
-        .unwrap_or_else(|e| panic!("{q:?}: {e}"));
-    hits.iter()
-        .map(|h| stand_in_compact_card(&catalog.actions()[h.action]).len())
-        .sum()
-}
-
 /// Search, then the real cards of `tools::card` as `gitea_find_action` renders them: a text card
-/// per hit and a JSON card per hit, the first with its input schema (the tool's default), every
-/// action allowed.
+/// per hit and a JSON card per hit, the first with its input schema (the tool's default), the
+/// best card's siblings, every action allowed.
 fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
     let hits = index
         .search(black_box(q), &opts())
@@ -128,6 +93,11 @@ fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usi
         json_bytes += card_json(a, &Decision::Allowed, rank == 0)
             .to_string()
             .len();
+    }
+    let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
+    if let Some(&best) = shown.first() {
+        let related = siblings(catalog.actions(), best, &shown);
+        siblings_text(&mut text, catalog.actions(), &related);
     }
     text.len() + json_bytes
 }
@@ -244,9 +214,6 @@ fn main() {
     latency_report("find", rounds, &queries, |q| {
         black_box(search(&index, q));
     });
-    latency_report("find + stand-in card", rounds, &queries, |q| {
-        black_box(search_and_render(&index, &catalog, q));
-    });
     latency_report("find + tools::card", rounds, &queries, |q| {
         black_box(search_and_real_cards(&index, &catalog, q));
     });
@@ -258,18 +225,6 @@ fn main() {
     let all = format!("find: all {} dev queries, limit {LIMIT}", queries.len());
     c.bench_function(&all, |b| {
         b.iter(|| queries.iter().map(|q| search(&index, q)).sum::<usize>())
-    });
-    let cards = format!(
-        "find + stand-in card: all {} dev queries, limit {LIMIT}",
-        queries.len()
-    );
-    c.bench_function(&cards, |b| {
-        b.iter(|| {
-            queries
-                .iter()
-                .map(|q| search_and_render(&index, &catalog, q))
-                .sum::<usize>()
-        })
     });
     let real = format!(
         "find + tools::card text and JSON: all {} dev queries, limit {LIMIT}",

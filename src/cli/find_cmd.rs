@@ -242,7 +242,13 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
                 .take(40)
                 .map(|c| format!("{}={:.2}→{:+.2}", c.feature, c.value, c.part))
                 .collect();
-            eprintln!("#{} {} {:.3}: {}", rank + 1, a.name, hit.score, top.join(" "));
+            eprintln!(
+                "#{} {} {:.3}: {}",
+                rank + 1,
+                a.name,
+                hit.score,
+                top.join(" ")
+            );
         }
     }
     if args.tool_output {
@@ -274,9 +280,12 @@ fn print_text(out: &Value) {
 }
 
 fn read_rows(file: &std::path::Path) -> anyhow::Result<Vec<search::EvalRow>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(search::parse_eval_set(&text).map_err(|e| UsageError(format!("{}: {e}", file.display())))?)
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(
+        search::parse_eval_set(&text)
+            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?,
+    )
 }
 
 pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
@@ -310,9 +319,9 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
                 .with_context(|| format!("cannot read {}", path.display()))?;
             let committed: Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", path.display()))?;
-            let want = committed["recall_at_1"].as_f64().ok_or_else(|| {
-                UsageError(format!("{}: no number recall_at_1", path.display()))
-            })?;
+            let want = committed["recall_at_1"]
+                .as_f64()
+                .ok_or_else(|| UsageError(format!("{}: no number recall_at_1", path.display())))?;
             let got = cv.report.overall.recall_at_1;
             if got < want - BASELINE_TOLERANCE {
                 eprintln!(

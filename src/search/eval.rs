@@ -198,7 +198,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn arithmetic_on_a_tiny_set() {
         let rows = parse_eval_set(

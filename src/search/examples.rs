@@ -57,7 +57,11 @@ impl Examples {
     /// Parses the JSON Lines form (`{"op": …, "q": [...]}` per line).
     pub fn parse(text: &str) -> Result<Examples, String> {
         let mut by_operation = BTreeMap::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
             let l: Line = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
             by_operation.insert(l.op, l.q);
         }

@@ -153,6 +153,18 @@ pub fn names() -> Vec<String> {
     out
 }
 
+/// Features that are evidence *for* an action — a text match, a coverage, a similarity to its
+/// labelled needs, a learned lift. The fit keeps their weights at zero or above: more of such
+/// evidence never counts against an action. (Without it, the fit learned that a need very like
+/// an action's labelled needs belongs to a look-alike — true of how the training set was
+/// written, four needs per operation in four styles, not of needs in general.)
+pub fn is_evidence(name: &str) -> bool {
+    ["bm25.", "knn.", "cover.", "lex."]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || matches!(name, "name.cover" | "resource" | "parent" | "path.cover")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

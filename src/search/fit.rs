@@ -37,7 +37,7 @@ pub struct FitOptions {
 impl Default for FitOptions {
     fn default() -> Self {
         FitOptions {
-            inner_folds: 5,
+            inner_folds: 10,
             seed: 20_261_201,
             l2: 1e-3,
             steps: 300,
@@ -196,8 +196,13 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
     .rounded()
 }
 
-/// Softmax regression over groups by full-batch Adam.
+/// Softmax regression over groups by full-batch Adam (projected: evidence weights stay ≥ 0).
 fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
+    let names = features::names();
+    let evidence: Vec<bool> = names[..dim]
+        .iter()
+        .map(|n| features::is_evidence(n))
+        .collect();
     let usable: Vec<&Group> = groups
         .iter()
         .filter(|g| g.positive.iter().any(|&p| p) && g.positive.len() > 1)
@@ -216,10 +221,11 @@ fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
         }
         for g in &usable {
             scores.clear();
-            scores.extend(
-                g.x.iter()
-                    .map(|x| x.iter().map(|&(i, v)| w[i as usize] * f64::from(v)).sum::<f64>()),
-            );
+            scores.extend(g.x.iter().map(|x| {
+                x.iter()
+                    .map(|&(i, v)| w[i as usize] * f64::from(v))
+                    .sum::<f64>()
+            }));
             let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let (mut z, mut zp) = (0.0, 0.0);
             for (s, &p) in scores.iter_mut().zip(&g.positive) {
@@ -245,6 +251,9 @@ fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
             let mh = m[i] / (1.0 - b1.powi(t));
             let vh = v[i] / (1.0 - b2.powi(t));
             w[i] -= lr * mh / (vh.sqrt() + eps);
+            if evidence[i] && w[i] < 0.0 {
+                w[i] = 0.0;
+            }
         }
     }
     w.into_iter().map(|x| x as f32).collect()

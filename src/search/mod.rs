@@ -274,7 +274,12 @@ impl Base {
                 .or_insert(i);
         }
         let mut cue = |w: &str| stems(&mut az, w).first().and_then(|s| dict.get(s));
-        let cue_ids = [cue("organization"), cue("team"), cue("repository"), cue("user")];
+        let cue_ids = [
+            cue("organization"),
+            cue("team"),
+            cue("repository"),
+            cue("user"),
+        ];
         Base {
             lexicon,
             dict,
@@ -414,7 +419,10 @@ impl Lifts {
             .map(|((w, a), c)| {
                 let n = word[&w];
                 let p = (pa.get(&a).copied().unwrap_or(0.0) / a_total).max(1e-4);
-                ((w, a), ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln())
+                (
+                    (w, a),
+                    ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
+                )
             })
             .collect();
         let unseen = word
@@ -426,7 +434,10 @@ impl Lifts {
             .map(|((w, r), c)| {
                 let n = word[&w];
                 let p = p_res(r);
-                ((w, r), ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln())
+                (
+                    (w, r),
+                    ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
+                )
             })
             .collect();
         Lifts {
@@ -702,7 +713,11 @@ impl SearchIndex {
 
     /// Heap bytes the index holds, approximately (corpora postings only).
     pub fn approx_heap_bytes(&self) -> usize {
-        self.base.fields.iter().map(Corpus::heap_bytes).sum::<usize>()
+        self.base
+            .fields
+            .iter()
+            .map(Corpus::heap_bytes)
+            .sum::<usize>()
             + self.examples.field.heap_bytes()
             + self.examples.each.heap_bytes()
     }
@@ -738,11 +753,7 @@ impl SearchIndex {
             .collect())
     }
 
-    fn run(
-        &self,
-        query: &str,
-        opts: &SearchOptions,
-    ) -> Result<Vec<(Hit, Vec<(u16, f32)>)>, Error> {
+    fn run(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(Hit, Vec<(u16, f32)>)>, Error> {
         let len = query.chars().count();
         if len > MAX_QUERY_CHARS {
             return Err(Error::QueryTooLong { len });
@@ -1046,9 +1057,7 @@ impl SearchIndex {
         let exs = &self.examples.tokens[i];
         let (mut by_doc, mut by_all) = (0usize, 0usize);
         for c in &q.concepts {
-            let d = c
-                .iter()
-                .any(|(b, _)| b.is_some_and(|b| contains(doc, b)));
+            let d = c.iter().any(|(b, _)| b.is_some_and(|b| contains(doc, b)));
             let e = c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e)));
             by_doc += usize::from(d);
             by_all += usize::from(d || e);
@@ -1084,8 +1093,7 @@ impl SearchIndex {
             if words.is_empty() {
                 return 1.0;
             }
-            words.iter().filter(|&&w| contains(&q.base_ids, w)).count() as f32
-                / words.len() as f32
+            words.iter().filter(|&&w| contains(&q.base_ids, w)).count() as f32 / words.len() as f32
         };
         let s = share(&ids.name_nouns);
         put(NAME_COVER, s);

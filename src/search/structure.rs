@@ -217,7 +217,9 @@ pub fn shape_of(a: &Action) -> Shape {
         extra_ids: a
             .params
             .iter()
-            .filter(|p| p.location == ParamLocation::Path && !NAME_PARAMS.contains(&p.name.as_str()))
+            .filter(|p| {
+                p.location == ParamLocation::Path && !NAME_PARAMS.contains(&p.name.as_str())
+            })
             .count()
             .min(4) as u8,
         depth: after_root.len().min(6) as u8,

@@ -842,6 +842,38 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Get));
     }
 
+    /// Seeded random strings over words, values, punctuation and other scripts: the analysis
+    /// never panics and only ever yields non-empty, lower-case terms.
+    #[test]
+    fn analysis_of_random_text_never_panics() {
+        let lex = lexicon(&["pull", "request", "issue", "branch", "delete", "repository"]);
+        let pieces = [
+            "merge", "PR", "the", "#12", "acme/web", "v1.2", "é", "🚀", "-", "'", "\"", "don't",
+            "brnach", "not", "without", "me", "show", "all", "\u{200b}", "\t", "((", "+1",
+            "e-mail", "x", "deleete", "İ", "ﬁ", "my", "am", "i",
+        ];
+        let mut state = 42u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2_000 {
+            let n = (next() % 12) as usize;
+            let q: Vec<&str> = (0..n)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            let q = q.join(if next() % 3 == 0 { "" } else { " " });
+            let a = analyse(&q, &lex);
+            for t in &a.terms {
+                assert!(!t.word.is_empty(), "{q:?}: an empty term");
+                assert_eq!(t.word, t.word.to_lowercase(), "{q:?}");
+            }
+            assert!(a.concepts.iter().all(|c| !c.is_empty()), "{q:?}");
+        }
+    }
+
     #[test]
     fn osa_counts_transpositions_once() {
         assert_eq!(osa_distance("lsit", "list", 2), 1);

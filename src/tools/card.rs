@@ -186,7 +186,12 @@ pub fn siblings(actions: &[Action], best: usize, shown: &[usize]) -> Vec<(usize,
             Some((i, rel))
         })
         .collect();
-    out.sort_by_key(|&(i, r)| (r == Relation::OtherScope, actions[i].name.as_str().to_string()));
+    out.sort_by_key(|&(i, r)| {
+        (
+            r == Relation::OtherScope,
+            actions[i].name.as_str().to_string(),
+        )
+    });
     out.truncate(MAX_SIBLINGS);
     out
 }

@@ -201,8 +201,9 @@ mod tests {
         assert!(results[1].get("input_schema").is_none());
         assert!(results[0].get("withheld").is_none());
         assert!(
-            out.text
-                .starts_with("1. gitea_pull_merge POST /repos/{owner}/{repo}/pulls/{index}/merge — "),
+            out.text.starts_with(
+                "1. gitea_pull_merge POST /repos/{owner}/{repo}/pulls/{index}/merge — "
+            ),
             "{}",
             out.text
         );

@@ -30,11 +30,6 @@ impl Dictionary {
     pub fn get(&self, token: &str) -> Option<u32> {
         self.ids.get(token).copied()
     }
-
-    /// Number of distinct tokens.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
 }
 
 /// One term's postings: its idf and, per document, the saturated and length-normalised term

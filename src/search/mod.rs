@@ -195,7 +195,8 @@ impl Base {
         let mut az = analyzer();
         let mut dict = Dictionary::default();
         let n = catalog.len();
-        let mut field_docs: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(n); FIELDS - 1];
+        let mut field_docs: Vec<Vec<Vec<u32>>> =
+            (0..FIELDS - 1).map(|_| Vec::with_capacity(n)).collect();
         let mut bags = Vec::with_capacity(n);
         let mut doc_tokens = Vec::with_capacity(n);
         let mut core_tokens = Vec::with_capacity(n);
@@ -674,6 +675,9 @@ impl std::fmt::Debug for SearchIndex {
     }
 }
 
+/// Sparse features of one candidate: (feature index, value).
+type Sparse = Vec<(u16, f32)>;
+
 /// One feature's part in a hit's score (for `find --explain`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
@@ -705,10 +709,6 @@ impl SearchIndex {
             examples,
             model,
         }
-    }
-
-    pub(crate) fn base(&self) -> &Arc<Base> {
-        &self.base
     }
 
     /// Heap bytes the index holds, approximately (corpora postings only).
@@ -753,7 +753,7 @@ impl SearchIndex {
             .collect())
     }
 
-    fn run(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(Hit, Vec<(u16, f32)>)>, Error> {
+    fn run(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(Hit, Sparse)>, Error> {
         let len = query.chars().count();
         if len > MAX_QUERY_CHARS {
             return Err(Error::QueryTooLong { len });
@@ -796,7 +796,7 @@ impl SearchIndex {
         let mut q = self.query(analysis);
         q.note_values(trimmed);
         let s1 = self.stage1(&q);
-        let mut hits: Vec<(Hit, Vec<(u16, f32)>)> = self
+        let mut hits: Vec<(Hit, Sparse)> = self
             .stage1_candidates(&q, &s1, keep)
             .into_iter()
             .map(|i| {

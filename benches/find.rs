@@ -23,7 +23,7 @@ use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::Decision;
 use aegis_gitea_mcp::search::{SearchIndex, SearchOptions};
 use aegis_gitea_mcp::spec::Spec;
-use aegis_gitea_mcp::tools::card::{card_json, card_text, siblings, siblings_text};
+use aegis_gitea_mcp::tools::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
 use criterion::Criterion;
 
 const SPEC_FILE: &str = "gitea-swagger.v1.json";
@@ -96,7 +96,7 @@ fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usi
     }
     let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
     if let Some(&best) = shown.first() {
-        let related = siblings(catalog.actions(), best, &shown);
+        let related = index.siblings(best, &shown, MAX_SIBLINGS);
         siblings_text(&mut text, catalog.actions(), &related);
     }
     text.len() + json_bytes

@@ -36,6 +36,7 @@ pub use vocabulary::{Analysis, Intent};
 
 use crate::catalog::{Catalog, Domain};
 use bm25::{Corpus, Dictionary};
+pub use structure::Relation;
 use structure::{Scope, Shape};
 use text::{FIELDS, FieldKind};
 use vocabulary::{Lexicon, Origin, analyse};
@@ -188,6 +189,51 @@ pub(crate) struct Base {
     operation_ids: Vec<String>,
     /// Token ids of the scope-cue words: organisation, team, repository, user.
     cue_ids: [Option<u32>; 4],
+    /// Per action, the actions on the same resource with their relation, by position (that
+    /// is, by name).
+    siblings: Vec<Vec<(u32, Relation)>>,
+}
+
+/// For every action, its siblings on the same resource (see [`Relation`]).
+fn siblings_of(catalog: &Catalog) -> Vec<Vec<(u32, Relation)>> {
+    let keys: Vec<(String, String, bool)> = catalog
+        .actions()
+        .iter()
+        .map(|a| structure::resource_key(&a.path))
+        .collect();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        if !k.0.is_empty() {
+            groups.entry(k.0.as_str()).or_default().push(i);
+        }
+    }
+    let actions = catalog.actions();
+    keys.iter()
+        .enumerate()
+        .map(|(i, (key, root, item))| {
+            let Some(group) = groups.get(key.as_str()) else {
+                return Vec::new();
+            };
+            group
+                .iter()
+                .filter(|&&j| j != i)
+                .filter_map(|&j| {
+                    let (_, r, it) = &keys[j];
+                    let rel = if r != root {
+                        if actions[j].method != actions[i].method || it != item {
+                            return None;
+                        }
+                        Relation::OtherScope
+                    } else if it == item {
+                        Relation::OtherVerb
+                    } else {
+                        Relation::ItemOrCollection
+                    };
+                    Some((j as u32, rel))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 impl Base {
@@ -299,6 +345,7 @@ impl Base {
                 .map(|a| a.operation_id.to_string())
                 .collect(),
             cue_ids,
+            siblings: siblings_of(catalog),
         }
     }
 }
@@ -709,6 +756,25 @@ impl SearchIndex {
             examples,
             model,
         }
+    }
+
+    /// The siblings of action `best` on the same resource — other verbs on its path, the item or
+    /// collection form, the look-alike in another scope — leaving out `shown`, same scope first,
+    /// at most `max`: a near miss is one step from the right action.
+    pub fn siblings(&self, best: usize, shown: &[usize], max: usize) -> Vec<(usize, Relation)> {
+        let mut out: Vec<(usize, Relation)> = self
+            .base
+            .siblings
+            .get(best)
+            .into_iter()
+            .flatten()
+            .map(|&(j, r)| (j as usize, r))
+            .filter(|(j, _)| !shown.contains(j))
+            .collect();
+        // Positions follow the catalog's order, by name.
+        out.sort_by_key(|&(j, r)| (r == Relation::OtherScope, j));
+        out.truncate(max);
+        out
     }
 
     /// Heap bytes the index holds, approximately (corpora postings only).

@@ -226,9 +226,70 @@ pub fn shape_of(a: &Action) -> Shape {
     }
 }
 
+/// How a sibling relates to the action it is a sibling of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// Same path, another method.
+    OtherVerb,
+    /// The same resource, one item rather than the collection or the other way round.
+    ItemOrCollection,
+    /// The look-alike in another scope (repository, organisation, user, admin…): same resource,
+    /// same method, same item-ness.
+    OtherScope,
+}
+
+impl Relation {
+    /// A short label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::OtherVerb => "other verb",
+            Relation::ItemOrCollection => "item/collection",
+            Relation::OtherScope => "other scope",
+        }
+    }
+}
+
+/// The resource a path acts on, whatever its scope and whether it names one item: the path
+/// after its scope's root (`/repos/{owner}/{repo}`, `/orgs/{org}`, `/user`, `/admin`…) with
+/// parameters blanked and a trailing parameter dropped. Also the root itself and whether the
+/// path names one item.
+pub fn resource_key(path: &str) -> (String, String, bool) {
+    let seg: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .map(|s| if s.starts_with('{') { "{}" } else { s })
+        .collect();
+    let param = |i: usize| seg.get(i) == Some(&"{}");
+    let skip = match seg.first().copied().unwrap_or("") {
+        "repos" if param(1) && param(2) => 3,
+        "orgs" | "org" | "teams" | "users" | "repositories" if param(1) => 2,
+        "user" | "admin" => 1,
+        _ => 0,
+    };
+    let root = seg[..skip.min(seg.len())].join("/");
+    let mut tail: Vec<&str> = seg.iter().skip(skip).copied().collect();
+    let item = tail.last() == Some(&"{}");
+    if item {
+        tail.pop();
+    }
+    (tail.join("/"), root, item)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resource_keys_ignore_scope_and_item() {
+        let k = |p: &str| resource_key(p);
+        assert_eq!(
+            k("/repos/{owner}/{repo}/actions/secrets/{name}"),
+            ("actions/secrets".into(), "repos/{}/{}".into(), true)
+        );
+        assert_eq!(k("/orgs/{org}/actions/secrets").0, "actions/secrets");
+        assert_eq!(k("/user/actions/secrets").0, "actions/secrets");
+        assert_eq!(k("/repos/{owner}/{repo}").0, "");
+    }
 
     #[test]
     fn scopes_come_from_the_path() {

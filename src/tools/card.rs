@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Action, ParamLocation, SUDO_ARG};
 use crate::policy::Decision;
+use crate::search::Relation;
 
 /// Longest property description kept in a card's schema.
 const CARD_DESCRIPTION_CHARS: usize = 80;
@@ -105,113 +106,8 @@ fn one_line(summary: &str) -> String {
     out
 }
 
-/// How a sibling relates to the action it is a sibling of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Relation {
-    /// Same path, another method.
-    OtherVerb,
-    /// The same resource, one item rather than the collection or the other way round.
-    ItemOrCollection,
-    /// The same resource in another scope (repository, organisation, user, admin…).
-    OtherScope,
-}
-
-impl Relation {
-    /// A short label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Relation::OtherVerb => "other verb",
-            Relation::ItemOrCollection => "item/collection",
-            Relation::OtherScope => "other scope",
-        }
-    }
-}
-
 /// Most siblings listed.
 pub const MAX_SIBLINGS: usize = 6;
-
-/// The path after its scope's root (`/repos/{owner}/{repo}`, `/orgs/{org}`, `/user`,
-/// `/admin`…) with parameters blanked and a trailing parameter dropped: the resource a path
-/// acts on, whatever its scope and whether it names one item.
-fn resource_key(path: &str) -> (String, bool) {
-    let seg: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let param = |i: usize| seg.get(i).is_some_and(|s| s.starts_with('{'));
-    let skip = match seg.first().copied().unwrap_or("") {
-        "repos" if param(1) && param(2) => 3,
-        "orgs" | "org" | "teams" | "users" | "repositories" if param(1) => 2,
-        "user" | "admin" => 1,
-        _ => 0,
-    };
-    let mut tail: Vec<&str> = seg
-        .iter()
-        .skip(skip)
-        .map(|s| if s.starts_with('{') { "{}" } else { s })
-        .collect();
-    let item = tail.last() == Some(&"{}");
-    if item {
-        tail.pop();
-    }
-    (tail.join("/"), item)
-}
-
-/// The siblings of `actions[best]`: actions on the same resource with another verb, the item
-/// or collection form, or the same resource in another scope — so that a near miss is one
-/// step from the right action. `shown` actions are left out. Same scope first, then by name.
-pub fn siblings(actions: &[Action], best: usize, shown: &[usize]) -> Vec<(usize, Relation)> {
-    let a = &actions[best];
-    let (key, item) = resource_key(&a.path);
-    if key.is_empty() {
-        return Vec::new();
-    }
-    let mut out: Vec<(usize, Relation)> = actions
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != best && !shown.contains(i))
-        .filter_map(|(i, b)| {
-            let (k, it) = resource_key(&b.path);
-            if k != key {
-                return None;
-            }
-            let rel = if scope_root(&b.path) != scope_root(&a.path) {
-                // In another scope, only the look-alike: same method, same item-ness.
-                if b.method != a.method || it != item {
-                    return None;
-                }
-                Relation::OtherScope
-            } else if it == item {
-                Relation::OtherVerb
-            } else {
-                Relation::ItemOrCollection
-            };
-            Some((i, rel))
-        })
-        .collect();
-    out.sort_by_key(|&(i, r)| {
-        (
-            r == Relation::OtherScope,
-            actions[i].name.as_str().to_string(),
-        )
-    });
-    out.truncate(MAX_SIBLINGS);
-    out
-}
-
-/// The path's scope root (`repos/{}/{}`, `orgs/{}`, `user`, `admin`, …).
-fn scope_root(path: &str) -> String {
-    let (key, _) = resource_key(path);
-    let blanked: Vec<&str> = path
-        .trim_matches('/')
-        .split('/')
-        .map(|s| if s.starts_with('{') { "{}" } else { s })
-        .collect();
-    let full = blanked.join("/");
-    full.strip_suffix("/{}")
-        .unwrap_or(&full)
-        .strip_suffix(key.as_str())
-        .unwrap_or("")
-        .trim_end_matches('/')
-        .to_string()
-}
 
 /// The siblings as one line of text.
 pub fn siblings_text(out: &mut String, actions: &[Action], siblings: &[(usize, Relation)]) {

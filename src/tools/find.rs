@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::card::{card_json, card_text, compact_schema, siblings, siblings_text};
+use super::card::{MAX_SIBLINGS, card_json, card_text, compact_schema, siblings_text};
 use super::{ToolOutput, bool_arg, check_known, int_arg};
 use crate::catalog::Domain;
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
@@ -116,10 +116,11 @@ pub fn parse(args: &Value) -> Result<FindInput, String> {
 }
 
 fn answer(state: &State, input: &FindInput) -> ToolOutput {
-    let hits = match state
-        .search_index()
-        .and_then(|index| index.search(&input.query, &input.options))
-    {
+    let index = match state.search_index() {
+        Ok(i) => i,
+        Err(e) => return ToolOutput::error(e.to_string(), json!({"query": input.query})),
+    };
+    let hits = match index.search(&input.query, &input.options) {
         Ok(h) => h,
         Err(e) => {
             return ToolOutput::error(
@@ -148,7 +149,7 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
     // The best card's siblings on the same resource: a near miss is one step away.
     let actions = state.catalog.actions();
     let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
-    let related = siblings(actions, hits[0].action, &shown);
+    let related = index.siblings(hits[0].action, &shown, MAX_SIBLINGS);
     siblings_text(&mut text, actions, &related);
     let related_json: Vec<Value> = related
         .iter()

@@ -1,10 +1,11 @@
 //! The features of one (query, action) pair, and their names.
 //!
 //! Stage one (cheap, computed for every action a query term matches): BM25 per field, split by
-//! where the query term came from (typed or corrected by the user, or added by the vocabulary),
-//! each divided by its maximum over the query's matches; nearest-example similarity.
-//! Stage two (for the best stage-one candidates): concept coverage, name and path coverage,
-//! verb intent × verb class, item × collection, scope × scope cue, identifiers needed.
+//! where the query term came from (typed or corrected by the user, added by the vocabulary, or
+//! by learned associations), each divided by its maximum over the query's matches;
+//! nearest-example similarity; verb intent × verb class; learned lifts of class, scope and item.
+//! Stage two (for the best stage-one candidates) adds concept coverage, name and path coverage,
+//! item × collection, scope × scope cue, resource and action lifts, identifiers needed.
 //! Every weight is learned (`fit.rs`); nothing here says how much a feature counts.
 
 use super::structure::Scope;
@@ -21,8 +22,21 @@ pub const KNN_BEST: usize = BM25;
 pub const KNN_TOP: usize = BM25 + 1;
 /// The action has examples at all.
 pub const HAS_EXAMPLES: usize = BM25 + 2;
-/// Number of stage-one features.
-pub const STAGE1: usize = BM25 + 3;
+/// First of the intent × class one-hots: `INTENT + q * 5 + class`.
+pub const INTENT: usize = BM25 + 3;
+/// Query intents: none, delete, create, update, list, get.
+pub const QUERY_INTENTS: usize = 6;
+/// Action classes: delete, create, update, list, get.
+pub const CLASSES: usize = 5;
+/// Learned from the labelled needs: how much the query's words favour the action's verb class
+/// (mean log-lift of the class given each word).
+pub const LEX_CLASS: usize = INTENT + QUERY_INTENTS * CLASSES;
+/// … its scope.
+pub const LEX_SCOPE: usize = LEX_CLASS + 1;
+/// … item against collection.
+pub const LEX_ITEM: usize = LEX_CLASS + 2;
+/// Number of stage-one features (computed for every matched action).
+pub const STAGE1: usize = LEX_CLASS + 3;
 
 /// Share of the query's concepts the action's own text covers.
 pub const COVER_DOC: usize = STAGE1;
@@ -58,32 +72,19 @@ pub const EXTRA_IDS: usize = STAGE1 + 14;
 pub const DEPTH: usize = STAGE1 + 15;
 /// Deprecated.
 pub const DEPRECATED: usize = STAGE1 + 16;
-/// Learned from the labelled needs: how much the query's words favour the action's verb class
-/// (mean log-lift of the class given each word).
-pub const LEX_CLASS: usize = STAGE1 + 17;
-/// … its scope.
-pub const LEX_SCOPE: usize = STAGE1 + 18;
-/// … item against collection.
-pub const LEX_ITEM: usize = STAGE1 + 19;
-/// … the resource its path ends in.
-pub const LEX_RESOURCE: usize = STAGE1 + 20;
+/// Learned log-lift of the resource the action's path ends in, given the query's words.
+pub const LEX_RESOURCE: usize = STAGE1 + 17;
 /// The query holds an `owner/name`-like value and the action is in repository scope.
-pub const VALUE_SLASH_REPO: usize = STAGE1 + 21;
+pub const VALUE_SLASH_REPO: usize = STAGE1 + 18;
 /// The query holds a number (an id, an index) and the action targets one item.
-pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 22;
-/// … the action itself (only for actions with examples).
-pub const LEX_ACTION: usize = STAGE1 + 23;
+pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 19;
+/// … of the action itself (only for actions with examples).
+pub const LEX_ACTION: usize = STAGE1 + 20;
 /// First of the per-field coverages: share of the query's concepts (weighted by their rarity
 /// in the catalog) that field `f` covers, `COVER_FIELD + f`.
-pub const COVER_FIELD: usize = STAGE1 + 24;
-/// First of the intent × class one-hots: `INTENT + q * 5 + class`.
-pub const INTENT: usize = COVER_FIELD + FIELDS;
-/// Query intents: none, delete, create, update, list, get.
-pub const QUERY_INTENTS: usize = 6;
-/// Action classes: delete, create, update, list, get.
-pub const CLASSES: usize = 5;
+pub const COVER_FIELD: usize = STAGE1 + 21;
 /// First of the scope priors: `SCOPE + scope`.
-pub const SCOPE: usize = INTENT + QUERY_INTENTS * CLASSES;
+pub const SCOPE: usize = COVER_FIELD + FIELDS;
 /// Scope cues of a query: self, admin, organisation/team, repository, user.
 pub const CUES: usize = 5;
 /// First of the scope × cue crosses: `SCOPE_CUE + scope * CUES + cue`.
@@ -102,10 +103,18 @@ pub fn names() -> Vec<String> {
             out.push(format!("bm25.{}.{g}", f.as_str()));
         }
     }
+    for n in ["knn.best", "knn.top", "has_examples"] {
+        out.push(n.to_string());
+    }
+    for q in INTENT_NAMES {
+        for c in &INTENT_NAMES[1..] {
+            out.push(format!("intent.{q}.{c}"));
+        }
+    }
     for n in [
-        "knn.best",
-        "knn.top",
-        "has_examples",
+        "lex.class",
+        "lex.scope",
+        "lex.item",
         "cover.doc",
         "cover.all",
         "name.cover",
@@ -123,9 +132,6 @@ pub fn names() -> Vec<String> {
         "ids.extra",
         "depth",
         "deprecated",
-        "lex.class",
-        "lex.scope",
-        "lex.item",
         "lex.resource",
         "value.slash.repo",
         "value.number.item",
@@ -135,11 +141,6 @@ pub fn names() -> Vec<String> {
     }
     for f in FieldKind::ALL {
         out.push(format!("cover.{}", f.as_str()));
-    }
-    for q in INTENT_NAMES {
-        for c in &INTENT_NAMES[1..] {
-            out.push(format!("intent.{q}.{c}"));
-        }
     }
     for s in Scope::ALL {
         out.push(format!("scope.{}", s.as_str()));

@@ -1063,8 +1063,34 @@ impl SearchIndex {
                 }
             }
         }
+        // Verb intent × verb class, and the learned lifts of class, scope and item given the
+        // query's words (mean over the words), for every action.
+        let lifts = &ex.lifts;
+        let (mut lc, mut ls, mut li) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
+        if !q.words.is_empty() {
+            let m = q.words.len() as f32;
+            for w in &q.words {
+                let add = |acc: &mut [f32], l: Option<&[f32]>| {
+                    if let Some(l) = l {
+                        for (a, v) in acc.iter_mut().zip(l) {
+                            *a += v / m;
+                        }
+                    }
+                };
+                add(&mut lc, lifts.class.get(w).map(|l| &l[..]));
+                add(&mut ls, lifts.scope.get(w).map(|l| &l[..]));
+                add(&mut li, lifts.item.get(w).map(|l| &l[..]));
+            }
+        }
         for i in 0..n {
-            x[i * STAGE1 + HAS_EXAMPLES] = f32::from(u8::from(ex.has[i]));
+            let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
+            let shape = &self.base.shapes[i];
+            let class = class_code(shape.class);
+            row[HAS_EXAMPLES] = f32::from(u8::from(ex.has[i]));
+            row[features::INTENT + q.intent * features::CLASSES + class] = 1.0;
+            row[features::LEX_CLASS] = lc[class];
+            row[features::LEX_SCOPE] = ls[scope_code(shape.scope)];
+            row[features::LEX_ITEM] = li[usize::from(shape.on_item)];
         }
         Stage1 { x, matched }
     }
@@ -1200,13 +1226,9 @@ impl SearchIndex {
         let lifts = &self.examples.lifts;
         if !q.words.is_empty() {
             let n = q.words.len() as f32;
-            let item = usize::from(shape.on_item);
             let res = ids.resource.first().copied();
-            let (mut lc, mut ls, mut li, mut lr) = (0.0, 0.0, 0.0, 0.0);
+            let mut lr = 0.0;
             for w in &q.words {
-                lc += lifts.class.get(w).map_or(0.0, |l| l[class]);
-                ls += lifts.scope.get(w).map_or(0.0, |l| l[scope]);
-                li += lifts.item.get(w).map_or(0.0, |l| l[item]);
                 if let Some(r) = res {
                     lr += lifts
                         .resource
@@ -1216,9 +1238,6 @@ impl SearchIndex {
                         .unwrap_or(0.0);
                 }
             }
-            put(LEX_CLASS, lc / n);
-            put(LEX_SCOPE, ls / n);
-            put(LEX_ITEM, li / n);
             put(LEX_RESOURCE, lr / n);
             if self.examples.has[i] {
                 let la: f32 = q
@@ -1244,7 +1263,6 @@ impl SearchIndex {
             VALUE_NUMBER_ITEM,
             f32::from(u8::from(q.number_value && shape.on_item)),
         );
-        put(INTENT + q.intent * CLASSES + class, 1.0);
         put(SCOPE + scope, 1.0);
         for (c, &on) in q.cues.iter().enumerate() {
             if on {

@@ -226,6 +226,9 @@ const STOP_WORDS: &[&str] = &[
     "keeps",
     "new",
     "same",
+    // The forge's own name: every action is one of its actions, so it never tells them apart.
+    "gitea",
+    "forgejo",
 ];
 
 /// Words that point at the authenticated user's own things.

@@ -1198,7 +1198,6 @@ impl SearchIndex {
             put(PARENT, share(&ids.parent));
         }
         put(PATH_COVER, share(&ids.path));
-        let class = class_code(shape.class);
         let asks_delete = q.analysis.intents.contains(&Intent::Delete);
         put(
             UPSERT_CREATE,

@@ -258,3 +258,88 @@ fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
     }
     w.into_iter().map(|x| x as f32).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Spec;
+
+    fn fixture() -> Catalog {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/gitea-mini.swagger.json"
+        );
+        let spec = Spec::parse(&std::fs::read(path).unwrap()).unwrap();
+        Catalog::build(&spec).unwrap()
+    }
+
+    fn row(id: &str, q: &str, op: &str) -> EvalRow {
+        EvalRow {
+            id: id.into(),
+            q: q.into(),
+            expect: vec![op.into()],
+            cat: "task".into(),
+        }
+    }
+
+    fn rows() -> Vec<EvalRow> {
+        vec![
+            // Their only word is known through their own labels, nowhere else (a need's word
+            // is known once two needs use it).
+            row("a", "zorblax", "repoGet"),
+            row("a2", "the zorblax", "repoGet"),
+            row("b", "merge the pull request", "repoMergePullRequest"),
+            row("c", "remove a branch", "repoDeleteBranch"),
+            row("d", "open a new ticket", "issueCreateIssue"),
+            row("e", "which branches are there", "repoListBranches"),
+            row("f", "fetch one repository", "repoGet"),
+        ]
+    }
+
+    fn quick() -> FitOptions {
+        FitOptions {
+            inner_folds: 2,
+            steps: 30,
+            ..FitOptions::default()
+        }
+    }
+
+    #[test]
+    fn the_fit_is_deterministic() {
+        let c = fixture();
+        let (a, ea) = fit(&c, &rows(), &quick());
+        let (b, eb) = fit(&c, &rows(), &quick());
+        assert_eq!(a.to_json(), b.to_json());
+        assert_eq!(ea.to_jsonl(), eb.to_jsonl());
+        assert_eq!(
+            Model::parse(&a.to_json()).unwrap(),
+            a,
+            "the file form round-trips"
+        );
+    }
+
+    /// A held-out row never sees its own label: `zorblax` is found in sample, not in CV (where
+    /// one other need at most uses it).
+    #[test]
+    fn cross_validation_keeps_held_out_rows_out_of_the_index() {
+        let c = fixture();
+        let rows = rows();
+        let (model, examples) = fit(&c, &rows, &quick());
+        let index = SearchIndex::with(&c, &examples, model);
+        let o = SearchOptions::default();
+        assert_eq!(
+            ranked(&index, "zorblax", &o).first().map(String::as_str),
+            Some("repoGet")
+        );
+        let cv = cross_validate(&c, &rows, 3, 7, 5, &quick());
+        for id in ["a", "a2"] {
+            let miss = cv.report.misses.iter().find(|m| m.id == id);
+            assert!(
+                miss.is_some_and(|m| m.rank.is_none() && m.got.is_empty()),
+                "{id}: {:?}",
+                cv.report.misses
+            );
+        }
+        assert_eq!(cv.report.overall.n, rows.len());
+    }
+}

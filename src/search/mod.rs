@@ -24,7 +24,7 @@ pub mod structure;
 pub mod text;
 pub mod vocabulary;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
@@ -39,7 +39,7 @@ use bm25::{Corpus, Dictionary};
 pub use structure::Relation;
 use structure::{Scope, Shape};
 use text::{FIELDS, FieldKind};
-use vocabulary::{Lexicon, Origin, analyse};
+use vocabulary::{Lexicon, Origin, analyse_with};
 
 /// The score given to an action named exactly by the query (above any other score).
 pub const EXACT_MATCH_SCORE: f32 = 10_000.0;
@@ -373,6 +373,9 @@ pub(crate) struct ExampleIndex {
     tokens: Vec<Vec<u32>>,
     /// Per action, whether it has examples.
     has: Vec<bool>,
+    /// Words of the labelled needs seen in at least [`NEEDS_WORD_MIN_EXAMPLES`] of them: kept
+    /// as typed by the query analysis (a typo seldom repeats).
+    needs_words: HashSet<String>,
     /// Learned associations: example-token id → (base token id, weight), strongest first.
     associations: HashMap<u32, Vec<(u32, f32)>>,
     /// Per word of the needs, log-lift of each verb class / scope / item-or-collection /
@@ -503,6 +506,9 @@ fn scope_code(s: Scope) -> usize {
     Scope::ALL.iter().position(|&x| x == s).unwrap_or(0)
 }
 
+/// See `ExampleIndex::needs_words`.
+pub const NEEDS_WORD_MIN_EXAMPLES: usize = 2;
+
 /// An association needs this many labelled (need, action) pairs…
 pub const ASSOCIATION_MIN_PAIRS: f32 = 2.0;
 /// … this share of the needs with the word pointing at an action whose core text has the other…
@@ -522,6 +528,27 @@ impl ExampleIndex {
         let n = base.operation_ids.len();
         let mut per_action: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut seen: HashMap<&str, usize> = HashMap::new();
+        // Words of the needs, counted once per need.
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        let mut distinct: HashSet<&str> = HashSet::new();
+        for op in &base.operation_ids {
+            for q in examples.of(op) {
+                if distinct.insert(q.as_str()) {
+                    let words: HashSet<String> = vocabulary::tokenize(q)
+                        .into_iter()
+                        .filter(|w| !base.lexicon.knows(w))
+                        .collect();
+                    for w in words {
+                        *counts.entry(w).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let needs_words: HashSet<String> = counts
+            .into_iter()
+            .filter(|(_, c)| *c >= NEEDS_WORD_MIN_EXAMPLES)
+            .map(|(w, _)| w)
+            .collect();
         let mut each_docs: Vec<Vec<u32>> = Vec::new();
         let mut owners: Vec<Vec<u32>> = Vec::new();
         for (i, op) in base.operation_ids.iter().enumerate() {
@@ -529,7 +556,7 @@ impl ExampleIndex {
                 let e = match seen.get(q.as_str()) {
                     Some(&e) => e,
                     None => {
-                        let a = analyse(q, &base.lexicon);
+                        let a = analyse_with(q, &base.lexicon, &needs_words);
                         let mut ids = Vec::new();
                         for t in &a.terms {
                             for s in stems(&mut az, vocabulary::canonical(&t.word)) {
@@ -566,6 +593,7 @@ impl ExampleIndex {
             owners,
             tokens,
             has,
+            needs_words,
             associations,
             lifts,
         }
@@ -844,7 +872,7 @@ impl SearchIndex {
             .or_else(|| self.base.exact_lower.get(&trimmed.to_ascii_lowercase()))
             .copied()
             .filter(|&i| keep(i));
-        let analysis = analyse(trimmed, &self.base.lexicon);
+        let analysis = analyse_with(trimmed, &self.base.lexicon, &self.examples.needs_words);
         if analysis.terms.is_empty() {
             return match exact {
                 Some(i) => Ok(vec![(
@@ -895,12 +923,12 @@ impl SearchIndex {
 
     /// The analysed form of a query (for diagnostics and tests).
     pub fn analyse(&self, query: &str) -> Analysis {
-        analyse(query, &self.base.lexicon)
+        analyse_with(query, &self.base.lexicon, &self.examples.needs_words)
     }
 
     /// Prepares a query: term ids, concepts, intent and scope cues.
     pub(crate) fn prepare(&self, query: &str) -> Option<Query> {
-        let analysis = analyse(query, &self.base.lexicon);
+        let analysis = analyse_with(query, &self.base.lexicon, &self.examples.needs_words);
         (!analysis.terms.is_empty()).then(|| {
             let mut q = self.query(analysis);
             q.note_values(query);

@@ -630,6 +630,13 @@ fn is_plural(word: &str) -> bool {
 
 /// Analyses a query against the lexicon.
 pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
+    analyse_with(query, lexicon, &HashSet::new())
+}
+
+/// Analyses a query against the lexicon and the words of the labelled needs (`needs_words`):
+/// a word people used in a labelled need is kept as typed, not corrected to a catalog word
+/// ("kanban" stays "kanban", for the examples and the learned associations to meet).
+pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String>) -> Analysis {
     let tokens = tokenize(query);
     let mut a = Analysis {
         about_self: tokens.iter().enumerate().any(|(i, t)| {
@@ -716,17 +723,18 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
         }
         let t = tokens[i].as_str();
         i += 1;
-        let (word, origin, confident) = if lexicon.knows(t) || STOP_WORDS.contains(&t) {
-            (t.to_string(), Origin::Typed, true)
-        } else {
-            match lexicon.correct(t) {
-                Some((c, distance)) => {
-                    let confident = distance <= 1 && t.chars().count() >= 5;
-                    (c, Origin::Corrected, confident)
+        let (word, origin, confident) =
+            if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_words.contains(t) {
+                (t.to_string(), Origin::Typed, true)
+            } else {
+                match lexicon.correct(t) {
+                    Some((c, distance)) => {
+                        let confident = distance <= 1 && t.chars().count() >= 5;
+                        (c, Origin::Corrected, confident)
+                    }
+                    None => continue,
                 }
-                None => continue,
-            }
-        };
+            };
         if let Some(int) = intent_of(&word) {
             a.intents.push(int);
             if !confident {

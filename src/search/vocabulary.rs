@@ -725,7 +725,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
         i += 1;
         // A word of the needs one edit from a catalog word is more likely a typo of it.
         let needs_word =
-            || needs_words.contains(t) && !lexicon.correct(t).is_some_and(|(_, d)| d <= 1);
+            || needs_words.contains(t) && lexicon.correct(t).is_none_or(|(_, d)| d > 1);
         let (word, origin, confident) =
             if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() {
                 (t.to_string(), Origin::Typed, true)

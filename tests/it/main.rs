@@ -22,4 +22,5 @@ mod mcp_http;
 mod mcp_stdio;
 mod prism_contract;
 mod scopes;
+mod search_documents;
 mod search_queries;

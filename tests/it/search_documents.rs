@@ -3,11 +3,8 @@
 //! by operationId). General needs must be found in each, with and without the committed
 //! examples, and operations nobody wrote a need for must still be found by their own text.
 //!
-//! The documents live beside the clone (`$GITEA_SPEC_DIR`, default `../shared/spec`), so these
-//! tests are ignored by a plain `cargo test`; `.ci/run` runs them with `--ignored`, and a
-//! missing document fails them.
-
-use std::path::PathBuf;
+//! The documents live beside the clone (`$GITEA_SPEC_DIR`, default `../shared/spec`): without
+//! them these tests count as ignored (see `common.rs`).
 
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::search::{Examples, Model, SearchIndex, SearchOptions};
@@ -37,13 +34,7 @@ const GENERAL: [(&str, &str); 12] = [
 ];
 
 fn catalog(name: &str) -> Catalog {
-    let dir = std::env::var_os("GITEA_SPEC_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/spec"));
-    let path = dir.join(name);
-    let bytes = std::fs::read(&path)
-        .unwrap_or_else(|e| panic!("{} is needed (set GITEA_SPEC_DIR): {e}", path.display()));
+    let bytes = crate::common::spec_bytes(name);
     let spec = Spec::parse(&bytes).unwrap_or_else(|e| panic!("{name} parses: {e}"));
     Catalog::build(&spec).unwrap_or_else(|e| panic!("{name} builds: {e}"))
 }
@@ -79,7 +70,10 @@ fn check_general(index: &SearchIndex, catalog: &Catalog, what: &str) {
 }
 
 #[test]
-#[ignore = "needs the upstream documents in ../shared/spec; .ci/run runs it"]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
 fn general_needs_are_found_in_every_document() {
     for name in DOCUMENTS {
         let c = catalog(name);
@@ -89,7 +83,10 @@ fn general_needs_are_found_in_every_document() {
 }
 
 #[test]
-#[ignore = "needs the upstream documents in ../shared/spec; .ci/run runs it"]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
 fn without_examples_actions_rank_by_their_text_and_shape() {
     for name in DOCUMENTS {
         let c = catalog(name);
@@ -100,7 +97,10 @@ fn without_examples_actions_rank_by_their_text_and_shape() {
 
 /// Forgejo's operations that no labelled need names are found by words of their own summary.
 #[test]
-#[ignore = "needs the upstream documents in ../shared/spec; .ci/run runs it"]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
 fn operations_without_examples_are_found_by_their_text() {
     let c = catalog("forgejo-swagger.v1.json");
     let examples = Examples::committed().unwrap();

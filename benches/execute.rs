@@ -40,8 +40,7 @@ fn validate_and_build(c: &mut Criterion) {
     }
     let spec = app::load_spec_file(Path::new(SPEC), None).expect("spec");
     let state = State::new(&spec, &config("http://127.0.0.1:9").policy).expect("state");
-    let action = state.catalog.get("gitea_issue_create").expect("action");
-    let index = state.catalog.index_of(&action.name).expect("index");
+    let (index, action) = state.catalog.lookup("gitea_issue_create").expect("action");
     let arguments = json!({"owner": "alice", "repo": "demo", "body": {"title": "Flaky test", "body": "It fails on CI", "labels": [1, 2]}});
     // Compile once, as the server does.
     args::validate(&state.validators, index, action, arguments.clone()).expect("valid");

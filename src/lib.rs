@@ -33,9 +33,8 @@
 //!
 //! // A read-only server withholds the delete, and says why.
 //! let policy = Policy::new(&catalog, &PolicyConfig { read_only: true, ..PolicyConfig::default() });
-//! let delete = catalog.get("gitea_repo_delete").unwrap();
-//! let index_of_delete = catalog.index_of(&delete.name).unwrap();
-//! assert_eq!(policy.check(index_of_delete).unwrap_err(), WithheldReason::ReadOnly);
+//! let (delete, _) = catalog.lookup("gitea_repo_delete").unwrap();
+//! assert_eq!(policy.check(delete).unwrap_err(), WithheldReason::ReadOnly);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -101,6 +101,18 @@ impl fmt::Display for ActionName {
     }
 }
 
+/// The position of an action in the catalog that issued it. Only a catalog hands them out, so
+/// an id always names an action of that catalog; index a catalog with it (`catalog[id]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActionId(u32);
+
+impl ActionId {
+    /// The position in [`Catalog::actions`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// An operationId from the API description.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OperationId(Arc<str>);
@@ -410,14 +422,42 @@ impl Catalog {
             .map(|&i| &self.actions[i])
     }
 
-    /// The position of an action in [`Catalog::actions`].
-    pub fn index_of(&self, name: &ActionName) -> Option<usize> {
-        self.by_name.get(name).copied()
+    /// The id of the action named `name`.
+    pub fn id_of(&self, name: &ActionName) -> Option<ActionId> {
+        self.by_name.get(name).map(|&i| ActionId(i as u32))
+    }
+
+    /// Looks an action up by its name or operationId (see [`Catalog::get`]), with its id.
+    pub fn lookup(&self, name_or_operation_id: &str) -> Option<(ActionId, &Action)> {
+        let action = self.get(name_or_operation_id)?;
+        Some((self.id_of(&action.name)?, action))
+    }
+
+    /// The id of the action at position `index` of [`Catalog::actions`], if there is one.
+    pub fn id_at(&self, index: usize) -> Option<ActionId> {
+        (index < self.actions.len()).then_some(ActionId(index as u32))
+    }
+
+    /// Every action with its id, in name order.
+    pub fn ids(&self) -> impl Iterator<Item = (ActionId, &Action)> {
+        self.actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (ActionId(i as u32), a))
     }
 
     /// Facts about the source document.
     pub fn info(&self) -> &SpecInfo {
         &self.info
+    }
+}
+
+impl std::ops::Index<ActionId> for Catalog {
+    type Output = Action;
+
+    /// The action of an id this catalog issued.
+    fn index(&self, id: ActionId) -> &Action {
+        &self.actions[id.index()]
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Action, Catalog};
+use super::{Action, ActionId, Catalog};
 
 /// Compiled input schemas, one per action of a catalog, compiled on first use and kept.
 #[derive(Debug)]
@@ -18,9 +18,9 @@ impl Validators {
         }
     }
 
-    /// The validator of the action at `index` (compiled now if it is the first use).
-    pub fn get(&self, index: usize, action: &Action) -> Result<&jsonschema::Validator, String> {
-        let cell = self.compiled.get(index).ok_or("unknown action index")?;
+    /// The validator of action `id` (compiled now if it is the first use).
+    pub fn get(&self, id: ActionId, action: &Action) -> Result<&jsonschema::Validator, String> {
+        let cell = self.compiled.get(id.index()).ok_or("unknown action id")?;
         cell.get_or_init(|| {
             jsonschema::validator_for(&action.input_schema).map_err(|e| e.to_string())
         })

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use aegis_gitea_mcp::app;
-use aegis_gitea_mcp::catalog::{Action, Domain, render_inventory};
+use aegis_gitea_mcp::catalog::{Action, ActionId, Domain, render_inventory};
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::policy::Decision;
 use aegis_gitea_mcp::spec::SpecSource;
@@ -96,11 +96,9 @@ pub async fn run(config: &Config, args: &CatalogArgs) -> anyhow::Result<Exit> {
         );
         return Ok(Exit::Failure);
     }
-    let rows: Vec<(usize, &Action)> = state
+    let rows: Vec<(ActionId, &Action)> = state
         .catalog
-        .actions()
-        .iter()
-        .enumerate()
+        .ids()
         .filter(|(_, a)| domain.is_none_or(|d| a.domain == d))
         .collect();
     if args.json {

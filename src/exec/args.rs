@@ -5,7 +5,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
 pub use crate::catalog::Validators;
-use crate::catalog::{Action, BODY_ARG, ParamLocation, SUDO_ARG};
+use crate::catalog::{Action, ActionId, BODY_ARG, ParamLocation, SUDO_ARG};
 
 /// Arguments that passed validation. Only [`validate`] makes one, so a request can never be
 /// built from unchecked input.
@@ -147,7 +147,7 @@ pub fn coerce(action: &Action, args: &mut Map<String, Value>) {
 /// value: coercion happens in place, and the map travels on into the request unchanged.
 pub fn validate(
     validators: &Validators,
-    index: usize,
+    id: ActionId,
     action: &Action,
     args: Value,
 ) -> Result<ValidatedArgs, ArgProblems> {
@@ -170,7 +170,7 @@ pub fn validate(
     };
     coerce(action, &mut map);
     let validator = validators
-        .get(index, action)
+        .get(id, action)
         .map_err(|message| refuse(vec![Problem::Schema { message }], false))?;
     let instance = Value::Object(map);
     let mut problems = Vec::new();
@@ -333,9 +333,9 @@ mod tests {
         fn any_arguments_validate_or_are_refused(which in any::<usize>(), args in crate::testing::json()) {
             let catalog = fixture();
             let validators = Validators::new(&catalog);
-            let i = which % catalog.len();
-            let action = &catalog.actions()[i];
-            match validate(&validators, i, action, args) {
+            let id = catalog.id_at(which % catalog.len()).unwrap();
+            let action = &catalog[id];
+            match validate(&validators, id, action, args) {
                 Ok(valid) => {
                     if let Ok(req) = crate::exec::request::build(action, &valid) {
                         let template_segments = action.path.matches('/').count();

@@ -245,21 +245,15 @@ fn echo(s: &str) -> String {
 
 /// Runs one call of an action for `caller`.
 pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>) -> CallResult {
-    let Some(action) = state.catalog.get(call.action) else {
+    let Some((id, action)) = state.catalog.lookup(call.action) else {
         return Err(unknown_action(state, call.action));
     };
-    let Some(index) = state.catalog.index_of(&action.name) else {
-        return Err(unknown_action(state, call.action));
-    };
-    let allowed = state
-        .policy
-        .check(index)
-        .map_err(|reason| Refusal::Withheld {
-            target: action.name.to_string(),
-            reason,
-        })?;
+    let allowed = state.policy.check(id).map_err(|reason| Refusal::Withheld {
+        target: action.name.to_string(),
+        reason,
+    })?;
     let args =
-        args::validate(&state.validators, index, action, call.arguments).map_err(|problems| {
+        args::validate(&state.validators, id, action, call.arguments).map_err(|problems| {
             Refusal::InvalidArguments {
                 action: action.name.clone(),
                 problems,
@@ -346,8 +340,8 @@ pub async fn raw_call(
         path: path.clone(),
     };
     let (allowed, action) = match raw::match_action(&state.catalog, method, &path) {
-        Some((i, action)) => {
-            let allowed = state.policy.check(i).map_err(|reason| Refusal::Withheld {
+        Some((id, action)) => {
+            let allowed = state.policy.check(id).map_err(|reason| Refusal::Withheld {
                 target: action.name.to_string(),
                 reason,
             })?;

@@ -4,7 +4,7 @@
 //! `..`, backslashes or encoded separators. The path is matched against the catalog's templates
 //! so that a withheld action cannot be reached raw.
 
-use crate::catalog::{Action, Catalog, HttpMethod, domain_for_path, route};
+use crate::catalog::{Action, ActionId, Catalog, HttpMethod, domain_for_path, route};
 use crate::gitea::API_PREFIX;
 use crate::policy::{Allowed, Policy, WithheldReason};
 
@@ -83,16 +83,14 @@ pub fn match_action<'c>(
     catalog: &'c Catalog,
     method: HttpMethod,
     path: &str,
-) -> Option<(usize, &'c Action)> {
+) -> Option<(ActionId, &'c Action)> {
     let segments = route::segments(path);
     catalog
-        .actions()
-        .iter()
-        .enumerate()
+        .ids()
         .filter(|(_, a)| a.method == method)
-        .filter_map(|(i, a)| a.route.matches(&segments).map(|literal| (literal, i, a)))
-        .max_by_key(|(literal, i, _)| (*literal, std::cmp::Reverse(*i)))
-        .map(|(_, i, a)| (i, a))
+        .filter_map(|(id, a)| a.route.matches(&segments).map(|literal| (literal, id, a)))
+        .max_by_key(|(literal, id, _)| (*literal, std::cmp::Reverse(*id)))
+        .map(|(_, id, a)| (id, a))
 }
 
 /// The family of a path no action matches: the actions on the catalog's most specific
@@ -101,11 +99,11 @@ pub fn match_action<'c>(
 /// than any template; either way it belongs with that template's actions. Literals only match
 /// literals, so an owner named `issues` or `search` is still an owner. Ties keep every tied
 /// template (the strictest verdict wins).
-pub fn family(catalog: &Catalog, path: &str) -> Vec<usize> {
+pub fn family(catalog: &Catalog, path: &str) -> Vec<ActionId> {
     let segments = route::segments(path);
     let mut best = (0usize, 0usize);
     let mut out = Vec::new();
-    for (i, a) in catalog.actions().iter().enumerate() {
+    for (i, a) in catalog.ids() {
         let Some(fit) = a.route.matches_prefix(&segments) else {
             continue;
         };
@@ -178,8 +176,8 @@ mod tests {
     #[test]
     fn unknown_paths_belong_to_their_most_specific_family() {
         let c = fixture();
-        let paths = |f: Vec<usize>| {
-            let mut p: Vec<String> = f.iter().map(|&i| c.actions()[i].path.clone()).collect();
+        let paths = |f: Vec<ActionId>| {
+            let mut p: Vec<String> = f.iter().map(|&i| c[i].path.clone()).collect();
             p.dedup();
             p
         };

@@ -266,10 +266,8 @@ fn tool_list(app: &App, surface: Surface) -> Vec<Tool> {
     let read_only = state.policy.is_read_only();
     let any_destructive = state
         .catalog
-        .actions()
-        .iter()
-        .enumerate()
-        .any(|(i, a)| a.annotations.destructive && state.policy.decision(i).is_allowed());
+        .ids()
+        .any(|(id, a)| a.annotations.destructive && state.policy.decision(id).is_allowed());
     let mut out = Vec::new();
     if matches!(surface, Surface::Dynamic | Surface::Both) {
         out.push(
@@ -315,8 +313,8 @@ fn tool_list(app: &App, surface: Surface) -> Vec<Tool> {
         }
     }
     if matches!(surface, Surface::Individual | Surface::Both) {
-        for (i, a) in state.catalog.actions().iter().enumerate() {
-            if !state.policy.decision(i).is_allowed() {
+        for (id, a) in state.catalog.ids() {
+            if !state.policy.decision(id).is_allowed() {
                 continue;
             }
             let mut description = format!("{} ({} {})", a.summary, a.method, a.path);

@@ -513,10 +513,8 @@ pub async fn read(shared: &App, caller: &Caller, uri: &str) -> Result<Read, Reso
         Parsed::Actions => {
             let rows: Vec<Value> = state
                 .catalog
-                .actions()
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| state.policy.decision(*i).is_allowed())
+                .ids()
+                .filter(|(id, _)| state.policy.decision(*id).is_allowed())
                 .map(|(_, a)| json!([a.name.as_str(), a.method.as_str(), a.path, a.summary]))
                 .collect();
             let json = json!({"columns": ["name", "method", "path", "summary"], "actions": rows});

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::catalog::{Action, Catalog, Domain, Scope};
+use crate::catalog::{Action, ActionId, Catalog, Domain, Scope};
 
 /// The operator's filters.
 #[derive(Debug, Clone, Default)]
@@ -79,6 +79,9 @@ pub enum WithheldReason {
         /// The scopes the token would need in addition.
         missing: Vec<Scope>,
     },
+    /// The id names no action of the catalog this policy was made for (a programming error;
+    /// refused rather than allowed).
+    NotInCatalog,
 }
 
 impl WithheldReason {
@@ -91,6 +94,7 @@ impl WithheldReason {
             WithheldReason::MissingScopes { .. } => {
                 "whoever issues the Gitea token (create a token with the missing scopes)"
             }
+            WithheldReason::NotInCatalog => "nobody: the action does not exist on this server",
         }
     }
 
@@ -101,6 +105,7 @@ impl WithheldReason {
             WithheldReason::Disabled { .. } => "disabled",
             WithheldReason::ReadOnly => "read_only",
             WithheldReason::MissingScopes { .. } => "token_scope",
+            WithheldReason::NotInCatalog => "not_in_catalog",
         }
     }
 }
@@ -124,9 +129,15 @@ impl fmt::Display for WithheldReason {
                 let list: Vec<String> = missing.iter().map(Scope::to_string).collect();
                 write!(f, "the Gitea token lacks the scope {}", list.join(", "))
             }
+            WithheldReason::NotInCatalog => f.write_str("no such action in this catalog"),
         }
     }
 }
+
+/// The verdict for an id or action the catalog does not hold.
+static NOT_IN_CATALOG: Decision = Decision::Withheld {
+    reason: WithheldReason::NotInCatalog,
+};
 
 /// The verdict for one action.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,17 +242,17 @@ impl Policy {
         Policy::new(catalog, &PolicyConfig::default())
     }
 
-    /// The decision for the action at `index` in [`Catalog::actions`].
-    pub fn decision(&self, index: usize) -> &Decision {
-        self.decisions.get(index).unwrap_or(&Decision::Allowed)
+    /// The decision for action `id`; an id this policy does not know is withheld, never
+    /// allowed.
+    pub fn decision(&self, id: ActionId) -> &Decision {
+        self.decisions.get(id.index()).unwrap_or(&NOT_IN_CATALOG)
     }
 
     /// The decision for `action` (looked up by name in `catalog`).
     pub fn decide(&self, catalog: &Catalog, action: &Action) -> &Decision {
-        match catalog.index_of(&action.name) {
-            Some(i) => self.decision(i),
-            None => &Decision::Allowed,
-        }
+        catalog
+            .id_of(&action.name)
+            .map_or(&NOT_IN_CATALOG, |id| self.decision(id))
     }
 
     /// Withholds, additionally, every allowed action whose scopes the token lacks.
@@ -269,9 +280,9 @@ impl Policy {
         }
     }
 
-    /// Checks the action at `index`: [`Allowed`], or why it is withheld.
-    pub fn check(&self, index: usize) -> Result<Allowed, WithheldReason> {
-        match self.decision(index) {
+    /// Checks action `id`: [`Allowed`], or why it is withheld.
+    pub fn check(&self, id: ActionId) -> Result<Allowed, WithheldReason> {
+        match self.decision(id) {
             Decision::Allowed => Ok(Allowed(())),
             Decision::Withheld { reason } => Err(reason.clone()),
         }
@@ -288,14 +299,10 @@ impl Policy {
         &self,
         catalog: &Catalog,
         method: crate::catalog::HttpMethod,
-        family: &[usize],
+        family: &[ActionId],
         fallback: Domain,
     ) -> Result<Allowed, WithheldReason> {
-        let mut domains: Vec<Domain> = family
-            .iter()
-            .filter_map(|&i| catalog.actions().get(i))
-            .map(|a| a.domain)
-            .collect();
+        let mut domains: Vec<Domain> = family.iter().map(|&id| catalog[id].domain).collect();
         domains.dedup();
         if domains.is_empty() {
             domains.push(fallback);
@@ -319,17 +326,11 @@ impl Policy {
         if self.read_only && !method.is_read() {
             return Err(WithheldReason::ReadOnly);
         }
-        let withheld = |i: &usize| match self.decisions.get(*i) {
-            Some(Decision::Withheld { reason }) => Some(reason.clone()),
-            Some(Decision::Allowed) => None,
-            // An index the catalog does not have: when in doubt, no.
-            None => Some(WithheldReason::Disabled {
-                entry: "(unknown action)".into(),
-            }),
+        let withheld = |id: &ActionId| match self.decision(*id) {
+            Decision::Withheld { reason } => Some(reason.clone()),
+            Decision::Allowed => None,
         };
-        let same_method = family
-            .iter()
-            .filter(|&&i| catalog.actions().get(i).is_none_or(|a| a.method == method));
+        let same_method = family.iter().filter(|&&id| catalog[id].method == method);
         if let Some(reason) = same_method.filter_map(withheld).next() {
             return Err(reason);
         }

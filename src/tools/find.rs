@@ -142,7 +142,7 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
     let mut cards = Vec::with_capacity(hits.len());
     for (rank, hit) in hits.iter().enumerate() {
         let action = &state.catalog.actions()[hit.action];
-        let decision = state.policy.decision(hit.action);
+        let decision = state.policy.decide(&state.catalog, action);
         card_text(&mut text, rank + 1, action, decision);
         cards.push(card_json(action, decision, rank < input.include_schema));
     }

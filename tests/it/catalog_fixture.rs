@@ -869,3 +869,34 @@ fn toolsets_take_precedence_over_disabled_tools() {
     // Shadowed by TOOLSETS, the entry still names an action: no warning.
     assert!(policy.warnings().is_empty(), "{:?}", policy.warnings());
 }
+
+#[test]
+fn a_policy_withholds_what_its_catalog_does_not_hold() {
+    let (mut raw, catalog) = fixture();
+    // A smaller catalog: only the /repos/{owner}/{repo} paths survive.
+    raw["paths"]
+        .as_object_mut()
+        .expect("paths")
+        .retain(|path, _| path == "/repos/{owner}/{repo}");
+    let small_spec = Spec::parse(&serde_json::to_vec(&raw).expect("json")).expect("parses");
+    let small = Catalog::build(&small_spec).expect("builds");
+    assert!(small.actions().len() < catalog.actions().len());
+    let policy = Policy::new(&small, &PolicyConfig::default());
+    let not_here = withheld(WithheldReason::NotInCatalog);
+    // An id from the larger catalog past the small one's end…
+    let (last, _) = catalog.ids().last().expect("actions");
+    assert_eq!(policy.decision(last), &not_here);
+    assert_eq!(
+        policy.check(last).unwrap_err(),
+        WithheldReason::NotInCatalog
+    );
+    // …and an action the small catalog lacks, looked up by name.
+    let issue = action(&catalog, "issueCreateComment");
+    assert_eq!(policy.decide(&small, issue), &not_here);
+    assert!(
+        policy
+            .decide(&small, action(&small, "repoGet"))
+            .is_allowed()
+    );
+    assert_eq!(catalog.id_at(catalog.actions().len()), None);
+}

@@ -120,3 +120,39 @@ fn the_reference_scanner_sees_groups_and_paths() {
     let code = "use crate::{exec::Call, render};\nlet x = crate::outbound::clip(s, 3);";
     assert_eq!(crate_references(code), ["exec", "render", "outbound"]);
 }
+
+/// ARCHITECTURE.md names a test for each invariant; a renamed or deleted test must not leave
+/// the document pointing at nothing. Also holds the document's layer order to `LAYERS`.
+#[test]
+fn architecture_names_tests_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let invariants = doc
+        .split("## Invariants")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("an Invariants section");
+    let mut named = 0;
+    for quoted in invariants.split('`').skip(1).step_by(2) {
+        let Some((module, test)) = quoted.split_once("::") else {
+            continue;
+        };
+        let file = root.join("tests/it").join(format!("{module}.rs"));
+        let code = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+            panic!("ARCHITECTURE.md names `{quoted}`: {}: {e}", file.display())
+        });
+        assert!(
+            code.contains(&format!("fn {test}(")),
+            "ARCHITECTURE.md names `{quoted}`, but {} has no such test",
+            file.display()
+        );
+        named += 1;
+    }
+    assert!(named >= 12, "only {named} tests named under Invariants");
+    let order = LAYERS.map(|l| format!("`{l}`")).join(", ");
+    let flowing = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flowing.contains(&order),
+        "ARCHITECTURE.md should list the layers in the order of LAYERS: {order}"
+    );
+}

@@ -1021,3 +1021,64 @@ fn ranking_is_deterministic() {
         );
     }
 }
+
+/// Query analysis (normalisation, typo correction, cues, negation) on arbitrary text: it never
+/// panics, answers well-formed hits, and fails only with the documented errors, each for its
+/// reason (too many characters, or no word left to search for).
+mod analysis_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn cases() -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(128)
+    }
+
+    /// Words the analysis has rules for, mixed with noise, so the interesting paths are reached.
+    fn query() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            Just("not".to_owned()),
+            Just("don't".to_owned()),
+            Just("delete".to_owned()),
+            Just("PRs".to_owned()),
+            Just("isue".to_owned()),
+            Just("repos/{owner}/{repo}".to_owned()),
+            Just("gitea_repo_get".to_owned()),
+            Just("\"".to_owned()),
+            Just("title:x".to_owned()),
+            "[a-z]{1,12}",
+            "\\PC{1,8}",
+            any::<String>(),
+        ];
+        prop::collection::vec(word, 0..12).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_query_is_answered_or_refused_for_its_documented_reason(
+            q in prop_oneof![query(), any::<String>()],
+            limit in 0usize..30,
+        ) {
+            static FIXTURE: OnceLock<Searchable> = OnceLock::new();
+            let s = FIXTURE.get_or_init(fixture);
+            match search_no_panic(&s.index, &q, &opts(limit)) {
+                Ok(hits) => assert_well_formed(s, &q, limit, &hits),
+                Err(Error::QueryTooLong { len }) => {
+                    prop_assert_eq!(len, q.chars().count());
+                    prop_assert!(len > MAX_QUERY_CHARS);
+                }
+                // A query holding a word of the API is never empty, whatever surrounds it.
+                Err(Error::EmptyQuery) => prop_assert!(
+                    !q.split_whitespace().any(|t| t == "delete" || t == "gitea_repo_get"),
+                    "{:?} called empty", q
+                ),
+                Err(e) => prop_assert!(false, "{:?}: unexpected error {}", q, e),
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(code) => code.into(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cli::error_text(&e));
             cli::Exit::from_error(&e).into()
         }
     }

@@ -256,10 +256,17 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     let out = answer(catalog, index, query, &opts).map_err(|e| UsageError(e.to_string()))?;
+    let found = out["results"].as_array().is_some_and(|r| !r.is_empty());
     if args.json {
         println!("{out}");
-    } else {
+    } else if found {
         print_text(&out);
+    }
+    if !found {
+        eprintln!(
+            "no action matches {query:?}: rephrase with the Gitea object and verb (e.g. \"create issue comment\"), or list the actions with `catalog`"
+        );
+        return Ok(Exit::Failure);
     }
     Ok(Exit::Ok)
 }

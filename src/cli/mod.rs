@@ -87,6 +87,20 @@ pub enum Exit {
     Usage,
 }
 
+/// An error and its causes on one line, each said once: an error that already quotes its
+/// source (a `thiserror` message with `{source}`) would otherwise print the cause twice.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 impl Exit {
     /// Usage errors (configuration) exit 2; everything else 1.
     pub fn from_error(e: &anyhow::Error) -> Exit {
@@ -188,5 +202,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Completions { .. } | Command::Man) => Ok(Exit::Ok),
         Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
         None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        // A context that quotes its cause, and one that does not.
+        let quoted = anyhow::Error::new(io).context("cannot read x: no such file");
+        assert_eq!(error_text(&quoted), "cannot read x: no such file");
+        let plain = quoted.context("cannot start");
+        assert_eq!(
+            error_text(&plain),
+            "cannot start: cannot read x: no such file"
+        );
     }
 }

@@ -272,3 +272,48 @@ fn a_disabled_tools_entry_that_matches_nothing_stops_the_start() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_missing_document_names_its_cause_once() {
+    let dir = tmp();
+    let o = bin_without_host_settings()
+        .current_dir(dir.path())
+        .args(["catalog", "--spec", "/nonexistent/gitea.json"])
+        .output()
+        .expect("the binary runs");
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("/nonexistent/gitea.json"), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+}
+
+#[test]
+fn find_without_a_match_says_so_and_exits_1() {
+    let dir = tmp();
+    let find = |query: &str, json: bool| {
+        let mut cmd = bin_without_host_settings();
+        cmd.current_dir(dir.path())
+            .args(["find", query, "--spec", FIXTURE]);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("the binary runs")
+    };
+    let o = find("zzqx wvvk", false);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no action matches \"zzqx wvvk\""),
+        "{}",
+        stderr(&o)
+    );
+    // JSON callers still get the (empty) answer on stdout.
+    let o = find("zzqx wvvk", true);
+    assert_eq!(o.status.code(), Some(1));
+    let answer: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(answer["results"], serde_json::json!([]));
+    // A need the fixture has is found, exit 0.
+    let o = find("create a pull request", false);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("gitea_pull_create"), "{}", stdout(&o));
+}

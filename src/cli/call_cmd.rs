@@ -72,7 +72,19 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
         .call(tools::execute::NAME, input, &CallOrigin::local("cli"))
         .await;
     println!("{}", serde_json::to_string_pretty(&out.structured)?);
-    if out.is_error || out.needs_confirmation() {
+    if out.needs_confirmation() {
+        // The answer's wording is for a model ("repeat the call with \"confirm\": …"); a person
+        // at a shell repeats the command.
+        let s = &out.structured;
+        eprintln!(
+            "confirmation required: {} is destructive; the request is shown above. To proceed, run the same command again with --confirm {} (valid {} s, once, for these exact arguments).",
+            args.action,
+            s["confirm"].as_str().unwrap_or_default(),
+            s["expires_in_secs"].as_u64().unwrap_or_default()
+        );
+        return Ok(Exit::Failure);
+    }
+    if out.is_error {
         eprintln!("{}", out.text);
         return Ok(Exit::Failure);
     }

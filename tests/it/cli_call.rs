@@ -261,7 +261,10 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     let v = result(&out, 1);
     assert_eq!(v["confirmation_required"], true);
     let token = confirm_token(&v);
-    assert_stderr_mentions(&out, &token);
+    // The hint is for a person at a shell: the flag, not the tool argument.
+    assert_stderr_mentions(&out, &format!("--confirm {token}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("\"confirm\""), "{err}");
     assert!(cli.fake.repo_exists("alice", "demo"));
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 0);
 

@@ -125,7 +125,7 @@ pub async fn run(config: &Config, args: &CatalogArgs) -> anyhow::Result<Exit> {
         );
     }
     eprintln!(
-        "{} actions from {} (sha256 {})",
+        "{} actions from {} (sha256 {}); flags: R read-only, D destructive, d deprecated, - not",
         rows.len(),
         loaded.source.describe(),
         loaded.spec.sha256

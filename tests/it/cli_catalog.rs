@@ -208,6 +208,21 @@ fn policy_variables_mark_withheld_actions_in_the_table() {
         !line("gitea_repo_get_contents").contains("withheld"),
         "{out}"
     );
+    // The flag column is explained, and each flag is what the legend says.
+    let err = stderr(&o);
+    assert!(
+        err.contains("flags: R read-only, D destructive, d deprecated"),
+        "{err}"
+    );
+    let flags = |name: &str| {
+        line(name)
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(flags("gitea_repo_get"), "R--");
+    assert_eq!(flags("gitea_repo_delete"), "-D-");
 }
 
 #[test]

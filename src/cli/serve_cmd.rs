@@ -279,15 +279,34 @@ fn list(v: &Option<String>) -> Option<Vec<String>> {
     })
 }
 
+/// `--listen`: an address (`127.0.0.1:8080`, `[::1]:8080`) or a host name with a port
+/// (`localhost:8080`), resolved once; a name that resolves to a loopback address listens there,
+/// so `localhost` stays private whatever the resolver lists first.
+fn listen_address(listen: &str) -> Result<SocketAddr, UsageError> {
+    if let Ok(addr) = listen.parse() {
+        return Ok(addr);
+    }
+    let bad = |why: String| {
+        UsageError(format!(
+            "LISTEN (--listen) {listen:?} is not an address like 127.0.0.1:8080 or localhost:8080: {why}"
+        ))
+    };
+    let resolved: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(listen)
+        .map_err(|e| bad(e.to_string()))?
+        .collect();
+    resolved
+        .iter()
+        .find(|a| a.ip().is_loopback() && a.is_ipv4())
+        .or_else(|| resolved.iter().find(|a| a.ip().is_loopback()))
+        .or_else(|| resolved.first())
+        .copied()
+        .ok_or_else(|| bad("the name resolves to no address".into()))
+}
+
 pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
     let surface: Surface = args.surface.parse().map_err(UsageError)?;
     let addr: SocketAddr = if args.http {
-        args.listen.parse().map_err(|e| {
-            UsageError(format!(
-                "LISTEN (--listen) {:?} is not an address like 127.0.0.1:8080: {e}",
-                args.listen
-            ))
-        })?
+        listen_address(&args.listen)?
     } else {
         SocketAddr::from(([127, 0, 0, 1], 0))
     };
@@ -314,4 +333,31 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     aegis_gitea_mcp::http::serve(router, listener, listening).await?;
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_takes_addresses_and_local_names() {
+        assert_eq!(
+            listen_address("127.0.0.1:8080").unwrap(),
+            SocketAddr::from(([127, 0, 0, 1], 8080))
+        );
+        assert_eq!(listen_address("[::1]:9").unwrap().port(), 9);
+        let local = listen_address("localhost:8080").unwrap();
+        assert!(local.ip().is_loopback(), "{local}");
+        assert_eq!(local.port(), 8080);
+        for bad in [
+            "localhost",
+            "8080",
+            "localhost:http-alt:1",
+            "127.0.0.1:99999",
+            "",
+        ] {
+            let e = listen_address(bad).unwrap_err().to_string();
+            assert!(e.contains("LISTEN (--listen)"), "{bad}: {e}");
+        }
+    }
 }

@@ -2777,3 +2777,25 @@ async fn unknown_tool_names_never_become_metric_labels() {
     assert!(!text.contains("no-such-tool"), "{text}");
     assert!(text.contains("tool=\"unknown_tool\""), "{text}");
 }
+
+#[tokio::test]
+async fn listen_accepts_a_local_host_name() {
+    let mut p = Proc::spawn(
+        &["serve", "--http", "--listen", "localhost:0"],
+        &[
+            ("GITEA_URL", "http://127.0.0.1:9".into()),
+            ("GITEA_SPEC", crate::common::FIXTURE.into()),
+            ("AUTH_MODE", "none".into()),
+            ("LOG_LEVEL", "info".into()),
+        ],
+    );
+    let addr = p.address().await;
+    // `none` is only allowed on loopback: the name resolved to a loopback address.
+    assert!(addr.ip().is_loopback(), "{addr}");
+    let root = client()
+        .get(format!("http://{addr}/"))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(root.status(), 200);
+}

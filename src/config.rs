@@ -87,7 +87,7 @@ pub struct GlobalArgs {
     pub toolsets: Option<String>,
 
     /// Withhold every action that writes (true/false)
-    #[arg(long = "read-only", env = "READ_ONLY", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "read-only", env = "READ_ONLY", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub read_only: Option<String>,
 
     /// Comma-separated action names, operationIds or domains to withhold
@@ -100,7 +100,7 @@ pub struct GlobalArgs {
     pub disabled_tools: Option<String>,
 
     /// Accept DISABLED_TOOLS entries that match nothing (warned about) instead of refusing to start (true/false)
-    #[arg(long = "disabled-tools-allow-unknown", env = "DISABLED_TOOLS_ALLOW_UNKNOWN", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "disabled-tools-allow-unknown", env = "DISABLED_TOOLS_ALLOW_UNKNOWN", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub disabled_tools_allow_unknown: Option<String>,
 
     /// PEM bundle of extra CA certificates to trust for the instance
@@ -113,7 +113,7 @@ pub struct GlobalArgs {
     pub gitea_ca_file: Option<PathBuf>,
 
     /// Accept any TLS certificate from the instance (self-signed labs only; warned about at start)
-    #[arg(long = "gitea-insecure", env = "GITEA_INSECURE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "gitea-insecure", env = "GITEA_INSECURE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub gitea_insecure: Option<String>,
 
     /// Seconds a request to Gitea may take in total [default: 30]
@@ -171,15 +171,15 @@ pub struct GlobalArgs {
     pub max_file_size_bytes: Option<String>,
 
     /// Make every call that writes a dry run (true/false)
-    #[arg(long = "safe-mode", env = "SAFE_MODE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "safe-mode", env = "SAFE_MODE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub safe_mode: Option<String>,
 
     /// Require a confirmation token for destructive calls (true/false) [default: true]
-    #[arg(long = "confirm-destructive", env = "CONFIRM_DESTRUCTIVE", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "confirm-destructive", env = "CONFIRM_DESTRUCTIVE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub confirm_destructive: Option<String>,
 
     /// Offer the raw gitea_api_request tool (true/false) [default: true]
-    #[arg(long = "raw-requests", env = "RAW_REQUESTS", global = true, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "raw-requests", env = "RAW_REQUESTS", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub raw_requests: Option<String>,
 
     /// Raw requests to paths no catalog operation matches: deny or allow [default: deny]
@@ -264,7 +264,12 @@ impl Config {
             .or_else(|| env_var("GITEA_ACCESS_TOKEN"))
             .map(|t| validate_token(t.trim()))
             .transpose()?;
-        let read_only = bool_value(args.read_only.as_deref(), "READ_ONLY", "read-only", false)?;
+        // GITEA_READONLY is the official Gitea MCP server's name for it: a user migrating from it
+        // must not get a server that writes.
+        let read_only = match (args.read_only.as_deref(), env_var("GITEA_READONLY")) {
+            (None, Some(v)) => bool_value(Some(&v), "GITEA_READONLY", "read-only", false)?,
+            (v, _) => bool_value(v, "READ_ONLY", "read-only", false)?,
+        };
         let (toolsets, unknown_toolsets) =
             PolicyConfig::parse_toolsets(args.toolsets.as_deref().unwrap_or(""));
         let policy = PolicyConfig {

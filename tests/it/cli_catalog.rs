@@ -332,3 +332,59 @@ fn find_without_a_match_says_so_and_exits_1() {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     assert!(stdout(&o).contains("gitea_pull_create"), "{}", stdout(&o));
 }
+
+/// Withheld-by-read-only lines of `catalog --domain repo` run with `args` and `env`.
+fn read_only_marks(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, bool, String) {
+    let dir = tmp();
+    let mut cmd = bin_without_host_settings();
+    cmd.envs(env.iter().copied())
+        .current_dir(dir.path())
+        .args(args)
+        .args(["--spec", FIXTURE, "--domain", "repo"]);
+    let o = cmd.output().expect("the binary runs");
+    let out = stdout(&o);
+    let marked = out
+        .lines()
+        .any(|l| l.starts_with("gitea_repo_delete ") && l.contains("read-only"));
+    (o.status.code(), marked, stderr(&o))
+}
+
+#[test]
+fn a_bare_boolean_flag_never_swallows_the_next_word() {
+    // Before the subcommand, after it, and explicit.
+    for args in [
+        &["--read-only", "catalog"][..],
+        &["catalog", "--read-only"][..],
+        &["--read-only=true", "catalog"][..],
+        &["--safe-mode", "--raw-requests", "--read-only", "catalog"][..],
+    ] {
+        let (code, marked, err) = read_only_marks(args, &[]);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(marked, "{args:?}: the delete is not withheld");
+    }
+    let (code, marked, err) = read_only_marks(&["--read-only=false", "catalog"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!marked);
+    // The old reading of `--read-only false` as a value is gone: `false` is not a subcommand.
+    let (code, _, _) = read_only_marks(&["--read-only", "false", "catalog"], &[]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn gitea_readonly_from_the_official_server_is_honoured() {
+    let (code, marked, err) = read_only_marks(&["catalog"], &[("GITEA_READONLY", "true")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(marked, "GITEA_READONLY=true must withhold writes");
+    // READ_ONLY, the flag, wins when both are set; a bad value names the variable it came from.
+    let (_, marked, _) = read_only_marks(
+        &["catalog"],
+        &[("GITEA_READONLY", "true"), ("READ_ONLY", "false")],
+    );
+    assert!(!marked);
+    let (code, _, err) = read_only_marks(&["catalog"], &[("GITEA_READONLY", "maybe")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("GITEA_READONLY") && err.contains("\"maybe\""),
+        "{err}"
+    );
+}

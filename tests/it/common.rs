@@ -77,7 +77,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_aegis-gitea-mcp");
 
 /// The variables the binary reads (and the proxy settings its HTTP client would follow);
 /// [`bin_without_host_settings`] lets none of them in from the host.
-pub const HOST_SETTINGS: [&str; 27] = [
+pub const HOST_SETTINGS: [&str; 28] = [
     "GITEA_URL",
     "GITEA_HOST",
     "GITEA_TOKEN",
@@ -97,6 +97,7 @@ pub const HOST_SETTINGS: [&str; 27] = [
     "MAX_RESPONSE_BYTES",
     "MAX_FILE_SIZE_BYTES",
     "SAFE_MODE",
+    "GITEA_READONLY",
     "CONFIRM_DESTRUCTIVE",
     "RAW_REQUESTS",
     "RAW_UNKNOWN_PATHS",

@@ -9,7 +9,7 @@
 //! Besides the criterion benchmarks, it prints to stdout, before them:
 //! * `rss …`: resident memory of an index (average over 5 indexes kept alive, from
 //!   `/proc/self/status`, Linux only);
-//! * `p50=… p99=…`: per-query latency (search; search + the real `tools::card` text and JSON
+//! * `p50=… p99=…`: per-query latency (search; search + the real `render::card` text and JSON
 //!   cards and the best card's siblings) over 50 rounds of the dev queries, measured with
 //!   `Instant` (1 round when run as a test, e.g. by `cargo test --benches`).
 //!
@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::Decision;
+use aegis_gitea_mcp::render::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
 use aegis_gitea_mcp::search::{SearchIndex, SearchOptions};
 use aegis_gitea_mcp::spec::Spec;
-use aegis_gitea_mcp::tools::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
 use criterion::Criterion;
 
 const SPEC_FILE: &str = "gitea-swagger.v1.json";
@@ -78,7 +78,7 @@ fn search(index: &SearchIndex, q: &str) -> usize {
         .len()
 }
 
-/// Search, then the real cards of `tools::card` as `gitea_find_action` renders them: a text card
+/// Search, then the real cards of `render::card` as `gitea_find_action` renders them: a text card
 /// per hit and a JSON card per hit, the first with its input schema (the tool's default), the
 /// best card's siblings, every action allowed.
 fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
@@ -214,7 +214,7 @@ fn main() {
     latency_report("find", rounds, &queries, |q| {
         black_box(search(&index, q));
     });
-    latency_report("find + tools::card", rounds, &queries, |q| {
+    latency_report("find + render::card", rounds, &queries, |q| {
         black_box(search_and_real_cards(&index, &catalog, q));
     });
 
@@ -227,7 +227,7 @@ fn main() {
         b.iter(|| queries.iter().map(|q| search(&index, q)).sum::<usize>())
     });
     let real = format!(
-        "find + tools::card text and JSON: all {} dev queries, limit {LIMIT}",
+        "find + render::card text and JSON: all {} dev queries, limit {LIMIT}",
         queries.len()
     );
     c.bench_function(&real, |b| {

@@ -19,8 +19,8 @@ use crate::app::App;
 use crate::catalog::Catalog;
 use crate::exec::{self, Call, Caller, Refusal, Shaped};
 use crate::outbound;
+use crate::render::card::card_json;
 pub use crate::render::resource::{Read, ResourceError};
-use crate::tools::card::card_json;
 
 /// Most entries of an embedded list (comments, reviews, statuses, files).
 pub const EMBEDDED_LIST_CAP: usize = 30;
@@ -38,8 +38,8 @@ struct Template {
     /// `(argument, URI parameter)` where the operation names a parameter differently.
     renames: &'static [(&'static str, &'static str)],
     /// The fields kept: `out=path` or `path`; a path is dot-separated keys, `key[].sub` maps a
-    /// list; a dotted `out` nests.
-    fields: &'static [&'static str],
+    /// list; a dotted `out` nests. Several lists are kept in order (shared field lists).
+    fields: &'static [&'static [&'static str]],
     /// Lists embedded in the entity.
     embeds: &'static [Embed],
     /// A field rendered as a Markdown block beside the JSON.
@@ -122,24 +122,8 @@ const COMMENTS: Embed = Embed {
     count_as: &[],
 };
 
+/// What a pull request has beyond the fields it shares with an issue.
 const PULL_FIELDS: &[&str] = &[
-    "number",
-    "index=number",
-    "title",
-    "state",
-    "body",
-    "comments",
-    "comments_count=comments",
-    "created_at",
-    "updated_at",
-    "closed_at",
-    "due_date",
-    "html_url",
-    "is_locked",
-    "author=user.login",
-    "assignees=assignees[].login",
-    "labels=labels[].name",
-    "milestone=milestone.title",
     "merged",
     "merged_at",
     "merge_commit_sha",
@@ -176,7 +160,7 @@ static TEMPLATES: &[Template] = &[
         description: "A user or organisation.",
         read: "userGet",
         renames: &[("username", "owner")],
-        fields: &[
+        fields: &[&[
             "id",
             "login",
             "full_name",
@@ -191,7 +175,7 @@ static TEMPLATES: &[Template] = &[
             "followers_count",
             "following_count",
             "starred_repos_count",
-        ],
+        ]],
         embeds: &[],
         markdown: None,
         belongs_to_index: None,
@@ -202,7 +186,7 @@ static TEMPLATES: &[Template] = &[
         description: "A repository.",
         read: "repoGet",
         renames: &[],
-        fields: &[
+        fields: &[&[
             "id",
             "full_name",
             "owner=owner.login",
@@ -232,7 +216,7 @@ static TEMPLATES: &[Template] = &[
             "has_issues",
             "has_pull_requests",
             "has_wiki",
-        ],
+        ]],
         embeds: &[],
         markdown: None,
         belongs_to_index: None,
@@ -243,7 +227,7 @@ static TEMPLATES: &[Template] = &[
         description: "A commit with its message and files.",
         read: "repoGetSingleCommit",
         renames: &[],
-        fields: &[
+        fields: &[&[
             "sha",
             "html_url",
             "created",
@@ -252,7 +236,7 @@ static TEMPLATES: &[Template] = &[
             "committer=commit.committer",
             "parents=parents[].sha",
             "stats",
-        ],
+        ]],
         embeds: &[Embed {
             key: "files",
             from: Source::Field {
@@ -273,7 +257,7 @@ static TEMPLATES: &[Template] = &[
         description: "The combined CI status of a commit.",
         read: "repoGetCombinedStatusByRef",
         renames: &[("ref", "sha")],
-        fields: &["sha", "state", "total_count"],
+        fields: &[&["sha", "state", "total_count"]],
         embeds: &[Embed {
             key: "statuses",
             from: Source::Field {
@@ -294,7 +278,7 @@ static TEMPLATES: &[Template] = &[
         description: "An issue with its recent comments.",
         read: "issueGetIssue",
         renames: &[],
-        fields: ISSUE_FIELDS,
+        fields: &[ISSUE_FIELDS],
         embeds: &[COMMENTS],
         markdown: Some("body"),
         belongs_to_index: None,
@@ -305,7 +289,7 @@ static TEMPLATES: &[Template] = &[
         description: "One comment of an issue.",
         read: "issueGetComment",
         renames: &[],
-        fields: COMMENT_FIELDS,
+        fields: &[COMMENT_FIELDS],
         embeds: &[],
         markdown: Some("body"),
         belongs_to_index: Some("issue_url"),
@@ -316,7 +300,7 @@ static TEMPLATES: &[Template] = &[
         description: "A pull request with its recent comments and reviews.",
         read: "repoGetPullRequest",
         renames: &[],
-        fields: PULL_FIELDS,
+        fields: &[ISSUE_FIELDS, PULL_FIELDS],
         embeds: &[
             COMMENTS,
             Embed {
@@ -612,7 +596,7 @@ async fn entity(
             });
         }
     }
-    let mut v = pick(&main.data, t.fields);
+    let mut v = pick(&main.data, t.fields.iter().copied().flatten());
     for e in t.embeds {
         let lister = match &e.from {
             Source::Field { rest, .. } => {
@@ -754,7 +738,7 @@ fn select(v: &Value, path: &str) -> Option<Value> {
 
 /// The fields of `specs` out of `v` (see [`Template::fields`]); missing fields are skipped,
 /// fields through a missing object are `null`.
-fn pick(v: &Value, specs: &[&str]) -> Value {
+fn pick<'a>(v: &Value, specs: impl IntoIterator<Item = &'a &'a str>) -> Value {
     let mut out = Value::Object(Map::new());
     for spec in specs {
         let (key, path) = spec.split_once('=').unwrap_or((spec, spec));

@@ -7,6 +7,7 @@
 //! of the same typed results (`audit::Facts::of`), not parsed back from text.
 
 pub mod call;
+pub mod card;
 pub mod resource;
 
 use serde_json::Value;

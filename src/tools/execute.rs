@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ToolOutput, bool_arg, check_known};
+use super::{ToolOutput, call_flags, str_arg};
 use crate::exec::{self, Call, Caller, Context};
 use crate::render;
 use crate::state::State;
@@ -38,11 +38,8 @@ pub async fn run(
     caller: &Caller,
     mut args: Map<String, Value>,
 ) -> ToolOutput {
-    if let Err(e) = check_known(&args, &["action", "arguments", "dry_run", "confirm"]) {
-        return ToolOutput::error(e, json!({}));
-    }
-    let dry_run = match bool_arg(&args, "dry_run") {
-        Ok(b) => b.unwrap_or(false),
+    let dry_run = match call_flags(&args, &["action", "arguments", "dry_run", "confirm"]) {
+        Ok(d) => d,
         Err(e) => return ToolOutput::error(e, json!({})),
     };
     let arguments = args.remove("arguments").unwrap_or(Value::Null);
@@ -64,18 +61,9 @@ pub async fn run(
             );
         }
     };
-    let confirm = match args.get("confirm") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(other) => {
-            return ToolOutput::error(
-                format!(
-                    "`confirm` must be a string, got {}",
-                    crate::outbound::clip(&other.to_string(), 100)
-                ),
-                json!({}),
-            );
-        }
+    let confirm = match str_arg(&args, "confirm") {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(e, json!({})),
     };
     let call = Call {
         action,

@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use super::card::{MAX_SIBLINGS, card_json, card_text, compact_schema, siblings_text};
 use super::{ToolOutput, bool_arg, check_known, int_arg};
 use crate::catalog::Domain;
+use crate::render::card::{MAX_SIBLINGS, card_json, card_text, compact_schema, siblings_text};
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
 use crate::state::State;
 

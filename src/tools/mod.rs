@@ -4,7 +4,6 @@
 //! [`ToolOutput`] rendered by `render`. The MCP server, the HTTP gateway and the CLI wrap these
 //! functions; none re-implements them.
 
-pub mod card;
 pub mod execute;
 pub mod find;
 pub mod raw;
@@ -51,6 +50,30 @@ pub fn bool_arg(args: &serde_json::Map<String, Value>, key: &str) -> Result<Opti
             crate::outbound::clip(&v.to_string(), 100)
         )),
     }
+}
+
+/// Reads an optional string argument; any other type is an error naming it.
+pub(crate) fn str_arg<'a>(
+    args: &'a serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            crate::outbound::clip(&other.to_string(), 100)
+        )),
+    }
+}
+
+/// The checks every calling tool starts with: only `known` arguments, and its `dry_run` flag.
+pub(crate) fn call_flags(
+    args: &serde_json::Map<String, Value>,
+    known: &[&str],
+) -> Result<bool, String> {
+    check_known(args, known)?;
+    Ok(bool_arg(args, "dry_run")?.unwrap_or(false))
 }
 
 /// Refuses arguments a tool does not know, with a suggestion for near misses.

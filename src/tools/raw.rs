@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{ToolOutput, bool_arg, check_known};
+use super::{ToolOutput, call_flags, str_arg};
 use crate::exec::{self, Caller, Context, RawCall};
 use crate::render;
 use crate::state::State;
@@ -38,26 +38,16 @@ pub async fn run(
     caller: &Caller,
     mut args: Map<String, Value>,
 ) -> ToolOutput {
-    if let Err(e) = check_known(
+    let dry_run = match call_flags(
         &args,
         &["method", "path", "query", "body", "dry_run", "confirm"],
     ) {
-        return ToolOutput::error(e, json!({}));
-    }
-    let dry_run = match bool_arg(&args, "dry_run") {
-        Ok(b) => b.unwrap_or(false),
+        Ok(d) => d,
         Err(e) => return ToolOutput::error(e, json!({})),
     };
     let query = args.remove("query");
     let body = args.remove("body");
-    let text = |key: &str| match args.get(key) {
-        Some(Value::String(s)) => Ok(Some(s.as_str())),
-        None | Some(Value::Null) => Ok(None),
-        Some(other) => Err(format!(
-            "`{key}` must be a string, got {}",
-            crate::outbound::clip(&other.to_string(), 100)
-        )),
-    };
+    let text = |key: &str| str_arg(&args, key);
     let (method, path, confirm) = match (text("method"), text("path"), text("confirm")) {
         (Ok(Some(m)), Ok(Some(p)), Ok(c)) => (m, p, c),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return ToolOutput::error(e, json!({})),

@@ -2,7 +2,7 @@
 //! whole [`App`] is assembled from the configuration, so every command and transport is wired
 //! the same way.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +33,21 @@ pub enum Error {
     /// The audit log could not be opened.
     #[error(transparent)]
     Audit(#[from] audit::Error),
+    /// The instance does not serve its API description (Gitea's `[api] ENABLE_SWAGGER = false`).
+    #[error(
+        "{url} answered {status}: the instance does not serve its API description \
+         (Gitea's `[api] ENABLE_SWAGGER = false`?). Give the document with `--spec FILE` \
+         (GITEA_SPEC), or run `aegis-gitea-mcp spec pin` on a machine that can read it and copy \
+         the pinned files to {pin}"
+    )]
+    NoInstanceSpec {
+        /// The URL asked.
+        url: String,
+        /// What it answered.
+        status: u16,
+        /// Where this server looks for a pinned document.
+        pin: String,
+    },
 }
 
 /// A loaded document and where it came from.
@@ -47,28 +62,87 @@ pub struct LoadedSpec {
 /// Largest API description read from an instance (Gitea's is about 1 MB).
 pub const MAX_SPEC_BYTES: usize = 32 << 20;
 
+/// Where this server looks for the pinned document of its instance, best first: the config
+/// directory's pin, then the working directory's `spec/gitea-swagger.v1.json` (older pins).
+pub fn pin_candidates(config: &Config) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = pin_location(config).into_iter().collect();
+    out.push(PathBuf::from(DEFAULT_PINNED_SPEC));
+    out
+}
+
+/// Where `spec pin` writes the instance's document (`None` without a config directory).
+pub fn pin_location(config: &Config) -> Option<PathBuf> {
+    let dir = config.config_dir.as_deref()?;
+    Some(spec::pinned_spec_path(dir, &config.gitea_url))
+}
+
+/// Downloads the instance's document; a 404 (or 403) explains how to do without it.
+pub async fn fetch_instance_spec(
+    config: &Config,
+    client: &GiteaClient,
+    token: Option<&Secret>,
+) -> Result<Vec<u8>, Error> {
+    match client.fetch_spec(token, MAX_SPEC_BYTES).await {
+        Err(gitea::Error::Status { url, status }) if matches!(status, 403 | 404) => {
+            Err(Error::NoInstanceSpec {
+                url,
+                status,
+                pin: pin_location(config).map_or_else(
+                    || "a directory given with --config-dir".to_string(),
+                    |p| p.display().to_string(),
+                ),
+            })
+        }
+        other => Ok(other?),
+    }
+}
+
 /// Loads the API description from the configured source and checks its pin; `token` is the
-/// server's own (the document is the same for every caller).
+/// server's own (the document is the same for every caller). Logs which document and which
+/// pin are in use, and warns when the catalog follows the live instance unpinned.
 pub async fn load_spec(
     config: &Config,
     client: &GiteaClient,
     token: Option<&Secret>,
 ) -> Result<LoadedSpec, Error> {
-    let source = SpecSource::choose(config.spec.as_deref(), Path::new(DEFAULT_PINNED_SPEC));
-    let (bytes, pin_file) = match &source {
-        SpecSource::File(p) => (spec::read_spec_file(p)?, Some(p.as_path())),
-        SpecSource::Instance => (client.fetch_spec(token, MAX_SPEC_BYTES).await?, None),
+    let source = SpecSource::choose(config.spec.as_deref(), &pin_candidates(config));
+    let bytes = match source.file() {
+        Some(p) => spec::read_spec_file(p)?,
+        None => fetch_instance_spec(config, client, token).await?,
     };
-    let pin = spec::read_pin(config.spec_sha256.as_deref(), pin_file)?;
+    let pin = spec::read_pin(config.spec_sha256.as_deref(), source.file())?;
     spec::verify_pin(&bytes, pin.as_deref())?;
     let spec = Spec::parse(&bytes)?;
+    let pin_text = match (&pin, config.spec_sha256.is_some(), source.file()) {
+        (None, _, _) => "none".to_string(),
+        (Some(_), true, _) => "GITEA_SPEC_SHA256".to_string(),
+        (Some(_), false, Some(f)) => spec::pin_path_for(f).display().to_string(),
+        (Some(_), false, None) => "none".to_string(),
+    };
     tracing::info!(
         source = %source.describe(),
+        pin = %pin_text,
         sha256 = %spec.sha256,
         version = %spec.version,
         operations = spec.operations.len(),
         "loaded the API description"
     );
+    match &source {
+        SpecSource::Instance if pin.is_none() => tracing::warn!(
+            "running unpinned: the actions follow whatever {} serves at /swagger.v1.json; pin \
+             the document with `aegis-gitea-mcp spec pin` (it is then found from any directory)",
+            config.gitea_url
+        ),
+        SpecSource::Pinned(p) if p.as_path() == Path::new(DEFAULT_PINNED_SPEC) => {
+            tracing::warn!(
+                "using {DEFAULT_PINNED_SPEC} in the working directory, which a client started \
+                 elsewhere will not find; re-pin with `aegis-gitea-mcp spec pin` to keep it in {}",
+                pin_location(config)
+                    .map_or_else(|| "--config-dir".into(), |p| p.display().to_string())
+            )
+        }
+        _ => {}
+    }
     Ok(LoadedSpec { spec, source })
 }
 

@@ -69,9 +69,18 @@ pub struct GlobalArgs {
     )]
     pub gitea_token: Option<String>,
 
-    /// API description to use instead of spec/gitea-swagger.v1.json or the instance's /swagger.v1.json
+    /// API description to use instead of the pinned one or the instance's /swagger.v1.json
     #[arg(long = "spec", env = "GITEA_SPEC", global = true, value_name = "PATH")]
     pub spec: Option<PathBuf>,
+
+    /// Directory of pinned API descriptions (`spec pin`) and other state [default: the user's config directory/aegis-gitea-mcp]
+    #[arg(
+        long = "config-dir",
+        env = "AEGIS_CONFIG_DIR",
+        global = true,
+        value_name = "DIR"
+    )]
+    pub config_dir: Option<PathBuf>,
 
     /// Expected sha256 of the API description; a different document is refused
     #[arg(
@@ -210,6 +219,8 @@ pub struct Config {
     pub token: Option<Secret>,
     /// An explicit API description file.
     pub spec: Option<PathBuf>,
+    /// Where pinned documents live (`None` when the user has no config directory).
+    pub config_dir: Option<PathBuf>,
     /// The expected sha256 of the API description.
     pub spec_sha256: Option<String>,
     /// The operator's filters.
@@ -320,6 +331,11 @@ impl Config {
             gitea_url,
             token,
             spec: args.spec.clone(),
+            config_dir: args
+                .config_dir
+                .clone()
+                .filter(|d| !d.as_os_str().is_empty())
+                .or_else(|| dirs::config_dir().map(|d| d.join("aegis-gitea-mcp"))),
             spec_sha256: args.spec_sha256.clone(),
             policy,
             ca_file: args.gitea_ca_file.clone(),

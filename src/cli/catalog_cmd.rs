@@ -6,7 +6,6 @@ use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::{Action, ActionId, Domain, render_inventory};
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::policy::Decision;
-use aegis_gitea_mcp::spec::SpecSource;
 use anyhow::Context;
 use serde_json::{Value, json};
 
@@ -62,12 +61,12 @@ pub async fn run(config: &Config, args: &CatalogArgs) -> anyhow::Result<Exit> {
     };
     let (state, loaded) = app::load_state(config).await?;
     if args.write_docs || args.check_docs {
-        let label = match &loaded.source {
-            SpecSource::File(p) => p
+        let label = match loaded.source.file() {
+            Some(p) => p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            SpecSource::Instance => "the instance's /swagger.v1.json".to_string(),
+            None => loaded.source.describe(),
         };
         let rendered = render_inventory(&state.catalog, &label);
         if args.write_docs {

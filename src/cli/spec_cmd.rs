@@ -6,7 +6,7 @@ use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::config::{Config, Secret};
 use aegis_gitea_mcp::gitea::{ClientConfig, GiteaClient};
-use aegis_gitea_mcp::spec::{self, DEFAULT_PINNED_SPEC, Spec, SpecDiff};
+use aegis_gitea_mcp::spec::{self, Spec, SpecDiff};
 use anyhow::Context;
 
 use super::Exit;
@@ -14,17 +14,17 @@ use super::Exit;
 /// `spec` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum SpecCommand {
-    /// Download the instance's /swagger.v1.json into spec/ and write its sha256 beside it
+    /// Download the instance's /swagger.v1.json into the config directory and write its sha256 beside it
     Pin {
-        /// Where to write the document
-        #[arg(long, value_name = "PATH", default_value = DEFAULT_PINNED_SPEC)]
-        output: PathBuf,
+        /// Where to write the document [default: <config dir>/pins/<instance>/gitea-swagger.v1.json]
+        #[arg(long, value_name = "PATH")]
+        output: Option<PathBuf>,
     },
     /// Compare the pinned document with the instance's; exit 1 when they differ
     Check {
-        /// The pinned document
-        #[arg(long, value_name = "PATH", default_value = DEFAULT_PINNED_SPEC)]
-        pinned: PathBuf,
+        /// The pinned document [default: the one `serve` would use]
+        #[arg(long, value_name = "PATH")]
+        pinned: Option<PathBuf>,
     },
 }
 
@@ -32,13 +32,46 @@ pub async fn run(config: &Config, cmd: &SpecCommand) -> anyhow::Result<Exit> {
     let client = GiteaClient::new(&ClientConfig::from_config(config), Default::default())?;
     let token = config.token.as_ref();
     match cmd {
-        SpecCommand::Pin { output } => pin(&client, token, output).await,
-        SpecCommand::Check { pinned } => check(&client, token, pinned).await,
+        SpecCommand::Pin { output } => {
+            let output = match output.clone().or_else(|| app::pin_location(config)) {
+                Some(p) => p,
+                None => {
+                    anyhow::bail!(
+                        "there is no config directory to pin into: give --output PATH or --config-dir DIR"
+                    )
+                }
+            };
+            pin(config, &client, token, &output).await
+        }
+        SpecCommand::Check { pinned } => {
+            let candidates = app::pin_candidates(config);
+            let pinned = match pinned
+                .clone()
+                .or_else(|| candidates.iter().find(|p| p.is_file()).cloned())
+            {
+                Some(p) => p,
+                None => anyhow::bail!(
+                    "no pinned document for {} (looked at {}): run `aegis-gitea-mcp spec pin` first",
+                    config.gitea_url,
+                    candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            check(config, &client, token, &pinned).await
+        }
     }
 }
 
-async fn pin(client: &GiteaClient, token: Option<&Secret>, output: &Path) -> anyhow::Result<Exit> {
-    let bytes = client.fetch_spec(token, app::MAX_SPEC_BYTES).await?;
+async fn pin(
+    config: &Config,
+    client: &GiteaClient,
+    token: Option<&Secret>,
+    output: &Path,
+) -> anyhow::Result<Exit> {
+    let bytes = app::fetch_instance_spec(config, client, token).await?;
     // Refuse to pin a document this server could not serve.
     let spec = Spec::parse(&bytes).context("the instance's document cannot be used")?;
     let catalog = Catalog::build(&spec).context("the instance's document cannot be used")?;
@@ -65,13 +98,14 @@ async fn pin(client: &GiteaClient, token: Option<&Secret>, output: &Path) -> any
 }
 
 async fn check(
+    config: &Config,
     client: &GiteaClient,
     token: Option<&Secret>,
     pinned: &Path,
 ) -> anyhow::Result<Exit> {
     let old = Spec::parse(&spec::read_spec_file(pinned)?)
         .with_context(|| format!("cannot use the pinned document {}", pinned.display()))?;
-    let new = Spec::parse(&client.fetch_spec(token, app::MAX_SPEC_BYTES).await?)
+    let new = Spec::parse(&app::fetch_instance_spec(config, client, token).await?)
         .context("cannot use the instance's document")?;
     let diff = SpecDiff::between(&old, &new);
     println!("pinned:   {} sha256 {}", pinned.display(), old.sha256);

@@ -5,26 +5,77 @@ use std::path::{Path, PathBuf};
 use super::Error;
 use crate::digest::sha256_hex;
 
-/// The file an operator pins with `aegis-gitea-mcp spec pin`, relative to the working directory.
+/// The file `aegis-gitea-mcp spec pin` wrote before pins moved to the config directory,
+/// relative to the working directory; still read (with a warning) when it exists.
 pub const DEFAULT_PINNED_SPEC: &str = "spec/gitea-swagger.v1.json";
+
+/// Where the pinned document of the instance at `base` lives under `config_dir`:
+/// `pins/<host>[_<port>][_<path>]/gitea-swagger.v1.json`, so a pin is found whatever the
+/// working directory, and one instance's document is never used for another.
+pub fn pinned_spec_path(config_dir: &Path, base: &reqwest::Url) -> PathBuf {
+    let mut name = base.host_str().unwrap_or("instance").to_string();
+    if let Some(port) = base.port() {
+        name.push_str(&format!("_{port}"));
+    }
+    for seg in base
+        .path_segments()
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+    {
+        name.push('_');
+        name.push_str(seg);
+    }
+    let name: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    // `..` and friends cannot climb out: only the characters above survive, and a name of dots
+    // alone is made harmless.
+    let name = if name.chars().all(|c| c == '.') {
+        format!("_{name}")
+    } else {
+        name
+    };
+    config_dir
+        .join("pins")
+        .join(name)
+        .join("gitea-swagger.v1.json")
+}
 
 /// Where the API description is read from, in order of precedence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpecSource {
-    /// A file named by `--spec` / `GITEA_SPEC`, or the pinned `spec/gitea-swagger.v1.json`.
+    /// A file named by `--spec` / `GITEA_SPEC`.
     File(PathBuf),
+    /// The instance's document pinned with `spec pin` (in the config directory, or the
+    /// working directory's `spec/gitea-swagger.v1.json`).
+    Pinned(PathBuf),
     /// The instance's own `GET {GITEA_URL}/swagger.v1.json`.
     Instance,
 }
 
 impl SpecSource {
-    /// Chooses the source: an explicit file first, then the pinned file when present, else the
-    /// instance.
-    pub fn choose(explicit: Option<&Path>, pinned: &Path) -> SpecSource {
+    /// Chooses the source: an explicit file first, then the first pinned candidate that exists,
+    /// else the instance.
+    pub fn choose(explicit: Option<&Path>, pinned: &[PathBuf]) -> SpecSource {
         match explicit {
             Some(p) => SpecSource::File(p.to_path_buf()),
-            None if pinned.is_file() => SpecSource::File(pinned.to_path_buf()),
-            None => SpecSource::Instance,
+            None => match pinned.iter().find(|p| p.is_file()) {
+                Some(p) => SpecSource::Pinned(p.clone()),
+                None => SpecSource::Instance,
+            },
+        }
+    }
+
+    /// The file read, if the source is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            SpecSource::File(p) | SpecSource::Pinned(p) => Some(p),
+            SpecSource::Instance => None,
         }
     }
 
@@ -32,6 +83,7 @@ impl SpecSource {
     pub fn describe(&self) -> String {
         match self {
             SpecSource::File(p) => format!("file {}", p.display()),
+            SpecSource::Pinned(p) => format!("pinned file {}", p.display()),
             SpecSource::Instance => "the instance's /swagger.v1.json".to_string(),
         }
     }
@@ -111,17 +163,55 @@ mod tests {
     fn explicit_file_wins_then_pinned_then_instance() {
         let dir = tempfile::tempdir().unwrap();
         let pinned = dir.path().join("pinned.json");
-        assert_eq!(SpecSource::choose(None, &pinned), SpecSource::Instance);
+        let legacy = dir.path().join("legacy.json");
+        let candidates = [pinned.clone(), legacy.clone()];
+        assert_eq!(SpecSource::choose(None, &candidates), SpecSource::Instance);
+        std::fs::write(&legacy, "{}").unwrap();
+        assert_eq!(
+            SpecSource::choose(None, &candidates),
+            SpecSource::Pinned(legacy.clone())
+        );
         std::fs::write(&pinned, "{}").unwrap();
         assert_eq!(
-            SpecSource::choose(None, &pinned),
-            SpecSource::File(pinned.clone())
+            SpecSource::choose(None, &candidates),
+            SpecSource::Pinned(pinned.clone())
         );
         let explicit = dir.path().join("x.json");
         assert_eq!(
-            SpecSource::choose(Some(&explicit), &pinned),
+            SpecSource::choose(Some(&explicit), &candidates),
             SpecSource::File(explicit)
         );
+    }
+
+    #[test]
+    fn pins_are_per_instance_and_stay_inside_the_config_directory() {
+        let dir = Path::new("/cfg");
+        let at = |u: &str| pinned_spec_path(dir, &reqwest::Url::parse(u).unwrap());
+        assert_eq!(
+            at("https://git.example.com"),
+            Path::new("/cfg/pins/git.example.com/gitea-swagger.v1.json")
+        );
+        assert_eq!(
+            at("http://127.0.0.1:3000/gitea/"),
+            Path::new("/cfg/pins/127.0.0.1_3000_gitea/gitea-swagger.v1.json")
+        );
+        assert_ne!(at("https://a.example"), at("https://b.example"));
+        for hostile in [
+            "http://[::1]:8080/",
+            "http://h/%2e%2e/%2e%2e/",
+            "http://h/../../etc",
+        ] {
+            let p = at(hostile);
+            assert_eq!(
+                p.parent().unwrap().parent().unwrap(),
+                dir.join("pins"),
+                "{p:?}"
+            );
+            assert!(
+                p.components().all(|c| c != std::path::Component::ParentDir),
+                "{p:?}"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,8 @@ mod load;
 mod model;
 
 pub use load::{
-    DEFAULT_PINNED_SPEC, SpecSource, pin_path_for, read_pin, read_spec_file, verify_pin,
+    DEFAULT_PINNED_SPEC, SpecSource, pin_path_for, pinned_spec_path, read_pin, read_spec_file,
+    verify_pin,
 };
 pub use model::{
     CollectionFormat, Flavor, HttpMethod, Operation, ParamLocation, Parameter, ResponseKind, Spec,

@@ -77,7 +77,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_aegis-gitea-mcp");
 
 /// The variables the binary reads (and the proxy settings its HTTP client would follow);
 /// [`bin_without_host_settings`] lets none of them in from the host.
-pub const HOST_SETTINGS: [&str; 28] = [
+pub const HOST_SETTINGS: [&str; 30] = [
     "GITEA_URL",
     "GITEA_HOST",
     "GITEA_TOKEN",
@@ -106,6 +106,8 @@ pub const HOST_SETTINGS: [&str; 28] = [
     "RUST_LOG",
     "HTTP_PROXY",
     "http_proxy",
+    "AEGIS_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
 ];
 
 /// The binary with the host's environment less [`HOST_SETTINGS`] (`PATH`, `HOME`… stay), so
@@ -115,8 +117,13 @@ pub fn bin_without_host_settings() -> Command {
     for var in HOST_SETTINGS {
         cmd.env_remove(var);
     }
+    // Pins in the user's own config directory must not change what a test sees.
+    cmd.env("AEGIS_CONFIG_DIR", NO_CONFIG_DIR);
     cmd
 }
+
+/// A config directory that holds nothing (tests that pin give their own).
+pub const NO_CONFIG_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/no-config-dir");
 
 /// The binary with an empty environment: only the variables the test sets reach it.
 pub fn bin_with_empty_env() -> Command {

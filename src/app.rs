@@ -57,6 +57,8 @@ pub struct LoadedSpec {
     pub spec: Spec,
     /// Where it was read from.
     pub source: SpecSource,
+    /// Where its pin came from (`GITEA_SPEC_SHA256` or the `.sha256` file), if it is pinned.
+    pub pin: Option<String>,
 }
 
 /// Largest API description read from an instance (Gitea's is about 1 MB).
@@ -113,12 +115,12 @@ pub async fn load_spec(
     let pin = spec::read_pin(config.spec_sha256.as_deref(), source.file())?;
     spec::verify_pin(&bytes, pin.as_deref())?;
     let spec = Spec::parse(&bytes)?;
-    let pin_text = match (&pin, config.spec_sha256.is_some(), source.file()) {
-        (None, _, _) => "none".to_string(),
-        (Some(_), true, _) => "GITEA_SPEC_SHA256".to_string(),
-        (Some(_), false, Some(f)) => spec::pin_path_for(f).display().to_string(),
-        (Some(_), false, None) => "none".to_string(),
+    let pin_origin = match (&pin, config.spec_sha256.is_some(), source.file()) {
+        (Some(_), true, _) => Some("GITEA_SPEC_SHA256".to_string()),
+        (Some(_), false, Some(f)) => Some(spec::pin_path_for(f).display().to_string()),
+        _ => None,
     };
+    let pin_text = pin_origin.as_deref().unwrap_or("none");
     tracing::info!(
         source = %source.describe(),
         pin = %pin_text,
@@ -143,7 +145,11 @@ pub async fn load_spec(
         }
         _ => {}
     }
-    Ok(LoadedSpec { spec, source })
+    Ok(LoadedSpec {
+        spec,
+        source,
+        pin: pin_origin,
+    })
 }
 
 /// Loads a document from a file (no network), checking a pin if one is configured.

@@ -46,6 +46,7 @@ pub mod audit;
 pub mod catalog;
 pub mod config;
 pub mod digest;
+pub mod doctor;
 pub mod exec;
 pub mod gitea;
 pub mod http;

@@ -11,7 +11,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
     let args = cli::Cli::parse();
-    cli::init_tracing(&args);
+    if let Err(e) = cli::init_tracing(&args) {
+        eprintln!("error: {e}");
+        return cli::Exit::Usage.into();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

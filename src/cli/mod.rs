@@ -37,8 +37,28 @@ pub struct Cli {
     )]
     pub log_level: Option<String>,
 
+    /// Log line format on stderr: text or json (one JSON object per line, for log collectors)
+    #[arg(
+        long = "log-format",
+        env = "LOG_FORMAT",
+        global = true,
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// The subcommands.
@@ -66,6 +86,12 @@ pub enum Command {
     /// Pin the instance's API description, or compare the pinned one with it
     #[command(subcommand)]
     Spec(spec_cmd::SpecCommand),
+    /// Check the URL, TLS, the API description and its pin, the token and its scopes; exit 1 when something fails
+    Doctor {
+        /// Print the checks as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Print shell completions (bash, zsh, fish, elvish, powershell)
     Completions {
         /// The shell
@@ -137,27 +163,38 @@ impl From<Exit> for ExitCode {
 pub struct UsageError(pub String);
 
 /// Logs go to stderr: stdout belongs to the stdio transport and to command output.
-pub fn init_tracing(cli: &Cli) {
+///
+/// `serve` logs at info by default (where it listens, which document, how clients
+/// authenticate), other commands at warn. rmcp stays at warn unless the filter names it: at info
+/// it logs every client's initialize parameters, at debug every request with its arguments.
+/// An invalid filter is an error (exit 2), not a silent fallback.
+pub fn init_tracing(cli: &Cli) -> Result<(), UsageError> {
     let default = match cli.command {
-        None => "info",
+        None | Some(Command::Serve(_)) => "info",
         Some(_) => "warn",
     };
-    let mut filter = cli.log_level.clone().unwrap_or_else(|| default.to_string());
-    // rmcp logs every request it receives, tool arguments included (passwords, secrets), at
-    // debug level: keep it at info unless LOG_LEVEL names it explicitly.
+    let given = cli.log_level.clone().filter(|f| !f.trim().is_empty());
+    let mut filter = given.clone().unwrap_or_else(|| default.to_string());
     if !filter.contains("rmcp") {
-        filter.push_str(",rmcp=info");
+        filter.push_str(",rmcp=warn");
     }
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter).unwrap_or_else(|_| {
-        eprintln!("warning: LOG_LEVEL {filter:?} is not a valid filter; using {default:?}");
-        tracing_subscriber::EnvFilter::new(default)
-    });
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .parse(&filter)
+        .map_err(|e| {
+            UsageError(format!(
+                "LOG_LEVEL (--log-level) {:?} is not a log filter ({e}); use a level (error, warn, info, debug, trace) or tracing's target=level list",
+                given.unwrap_or_default()
+            ))
+        })?;
     use std::io::IsTerminal;
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder.json().with_ansi(false).init(),
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to standard output; a reader that went away ends the command normally.
@@ -197,6 +234,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Fit(args)) => find_cmd::fit(&config, &args).await,
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
+        Some(Command::Doctor { json }) => {
+            let report = aegis_gitea_mcp::doctor::run(&config).await;
+            let out = if json {
+                serde_json::to_string_pretty(&report)? + "\n"
+            } else {
+                report.text()
+            };
+            print_bytes(out.as_bytes())?;
+            Ok(if report.is_ok() {
+                Exit::Ok
+            } else {
+                Exit::Failure
+            })
+        }
         Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
         Some(Command::ApiKey(cmd)) => api_key_cmd::run(&cmd),
         Some(Command::Completions { .. } | Command::Man) => Ok(Exit::Ok),

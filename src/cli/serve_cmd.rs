@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use aegis_gitea_mcp::app::{App, Assembly};
 use aegis_gitea_mcp::config::{self, Config};
+use aegis_gitea_mcp::doctor;
 use aegis_gitea_mcp::http::{ApiKeys, AuthMode, GatewayConfig};
 use aegis_gitea_mcp::mcp::http::HttpOptions;
 use aegis_gitea_mcp::mcp::{self, Server, Surface};
@@ -317,10 +318,36 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
         None
     };
     let server = build(config, surface).await?;
+    // Over HTTP with pass-through tokens each client brings its own: no server token expected.
+    let expect_token = !gateway
+        .as_ref()
+        .is_some_and(|g| g.auth_mode == AuthMode::GiteaToken);
+    let exec = &server.app().exec;
+    let checks = tokio::time::timeout(
+        Duration::from_secs(3),
+        doctor::startup(&exec.client, exec.server_token(), expect_token),
+    )
+    .await
+    .unwrap_or_default();
+    for c in checks {
+        tracing::warn!("{}", c.line());
+    }
     let Some(gateway) = gateway else {
+        tracing::info!("serving MCP over stdio");
         mcp::serve_stdio(server).await?;
         return Ok(Exit::Ok);
     };
+    let auth = match gateway.auth_mode {
+        AuthMode::None => "none (loopback only)",
+        AuthMode::ApiKey => "api-key (Authorization: Bearer <key> from API_KEYS_FILE)",
+        AuthMode::GiteaToken => "gitea-token (each client's own Gitea token)",
+    };
+    tracing::info!(
+        url = %format!("http://{addr}/mcp"),
+        auth,
+        sessions = if gateway.http.stateless { "stateless" } else { "sessions" },
+        "starting the HTTP gateway"
+    );
     let listening = aegis_gitea_mcp::http::Listening {
         max_connections: gateway.max_connections,
         header_timeout: gateway.header_timeout,

@@ -9,6 +9,7 @@ mod support;
 mod support_prism;
 
 mod action_names;
+mod bundle;
 mod catalog_fixture;
 mod catalog_full_spec;
 mod cli_call;

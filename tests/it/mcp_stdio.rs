@@ -13,7 +13,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client, on_each_line};
@@ -30,7 +30,7 @@ const TOKEN: &str = "stdio-test-token";
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// The three tools of the dynamic surface.
-const DYNAMIC_TOOLS: [&str; 3] = [
+pub(crate) const DYNAMIC_TOOLS: [&str; 3] = [
     "gitea_find_action",
     "gitea_execute_action",
     "gitea_api_request",
@@ -51,7 +51,7 @@ const TEMPLATES: [&str; 8] = [
 // ---- the process harness --------------------------------------------------------------------
 
 /// One `aegis-gitea-mcp` process speaking MCP on its stdin/stdout.
-struct Mcp {
+pub(crate) struct Mcp {
     /// `None` once waited for.
     child: Option<Child>,
     /// Lines to write to the child's stdin (a writer thread owns the pipe; dropping this
@@ -68,7 +68,7 @@ struct Mcp {
 }
 
 /// What a server left behind when it ended.
-struct Ended {
+pub(crate) struct Ended {
     status: ExitStatus,
     stderr: String,
     /// Messages written after the last one a test claimed.
@@ -82,8 +82,14 @@ impl Mcp {
         cmd.env("LOG_LEVEL", "info")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::piped())
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        Mcp::spawn_command(cmd)
+    }
+
+    /// Starts `cmd` as it is set up (program, arguments, environment, directory), with piped
+    /// standard streams.
+    pub(crate) fn spawn_command(mut cmd: Command) -> Mcp {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("the binary starts");
@@ -128,7 +134,7 @@ impl Mcp {
     }
 
     /// The server's stderr so far.
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.stderr.text()
     }
 
@@ -238,7 +244,7 @@ impl Mcp {
     }
 
     /// The initialize handshake; returns the initialize result.
-    async fn initialize(&mut self) -> Value {
+    pub(crate) async fn initialize(&mut self) -> Value {
         let result = self
             .result(
                 "initialize",
@@ -254,7 +260,7 @@ impl Mcp {
     }
 
     /// Every tool, following `nextCursor`.
-    async fn tools(&mut self) -> Vec<Value> {
+    pub(crate) async fn tools(&mut self) -> Vec<Value> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -275,7 +281,7 @@ impl Mcp {
     }
 
     /// `tools/call`; returns the `CallToolResult` (a JSON-RPC error fails the test).
-    async fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
+    pub(crate) async fn call_tool(&mut self, name: &str, arguments: Value) -> Value {
         self.result(
             "tools/call",
             Some(json!({"name": name, "arguments": arguments})),
@@ -323,7 +329,7 @@ impl Mcp {
     }
 
     /// Closes stdin and waits (bounded) for the process to end and its pipes to drain.
-    async fn close(mut self) -> Ended {
+    pub(crate) async fn close(mut self) -> Ended {
         self.stdin = None;
         let mut unclaimed = std::mem::take(&mut self.seen);
         while let Some(m) = self.next_message().await {
@@ -404,7 +410,7 @@ fn catalog_of(path: &Path) -> Catalog {
     Catalog::build(&Spec::parse(&bytes).expect("parse the document")).expect("build the catalog")
 }
 
-fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     let content = result["content"].as_array().expect("content array");
     assert!(!content.is_empty(), "empty content: {result}");
     assert_eq!(content[0]["type"], "text", "{result}");
@@ -416,18 +422,18 @@ fn short(v: &Value) -> String {
     v.to_string().chars().take(300).collect()
 }
 
-fn is_error(result: &Value) -> bool {
+pub(crate) fn is_error(result: &Value) -> bool {
     result["isError"].as_bool().unwrap_or(false)
 }
 
-fn names(tools: &[Value]) -> BTreeSet<String> {
+pub(crate) fn names(tools: &[Value]) -> BTreeSet<String> {
     tools
         .iter()
         .map(|t| t["name"].as_str().expect("tool name").to_string())
         .collect()
 }
 
-fn assert_clean_end(ended: &Ended) {
+pub(crate) fn assert_clean_end(ended: &Ended) {
     assert!(
         ended.status.success(),
         "the server exited with {:?}; stderr:\n{}",

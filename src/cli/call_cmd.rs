@@ -27,6 +27,33 @@ pub struct CallArgs {
 
 /// Runs the call; prints the result's structured JSON. Exit 0 on success, 1 on an error result
 /// (or when a destructive call waits for confirmation), 2 on usage errors.
+/// Where the CLI remembers redeemed confirmation nonces: the user's cache directory
+/// (`$XDG_CACHE_HOME/aegis-gitea-mcp/confirmations` on Linux), one file per instance and
+/// credential. Files whose every entry has expired (untouched for a token's lifetime) are removed
+/// on each run, so records never pile up.
+fn confirmations_dir() -> std::path::PathBuf {
+    let dir = dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("aegis-gitea-mcp")
+        .join("confirmations");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        tracing::warn!("cannot create {}: {e}", dir.display());
+    }
+    let now = std::time::SystemTime::now();
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age > CONFIRM_TTL);
+        if stale && entry.path().is_file() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    dir
+}
+
 pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
     let arguments: Value = serde_json::from_str(&args.args)
         .map_err(|e| UsageError(format!("--args is not valid JSON: {e}")))?;
@@ -47,10 +74,8 @@ pub async fn run(config: &Config, args: &CallArgs) -> anyhow::Result<Exit> {
             .map(|t| t.expose())
             .unwrap_or_default()
     );
-    let used_file = std::env::temp_dir().join(format!(
-        "aegis-gitea-mcp-confirmations-{}",
-        &aegis_gitea_mcp::digest::sha256_hex(key_material.as_bytes())[..16]
-    ));
+    let used_file = confirmations_dir()
+        .join(&aegis_gitea_mcp::digest::sha256_hex(key_material.as_bytes())[..16]);
     let how = Assembly {
         scope_wait: None,
         confirmations: Some(Confirmations::persistent(

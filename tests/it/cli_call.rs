@@ -50,6 +50,7 @@ impl Cli {
             .env("GITEA_TOKEN", token)
             .env("LOG_LEVEL", "debug")
             .env("TMPDIR", self.tmp.path())
+            .env("XDG_CACHE_HOME", self.tmp.path().join("cache"))
             .envs(env.iter().copied())
             .current_dir(self.tmp.path())
             .arg("call")
@@ -307,8 +308,14 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     assert!(v["error"].as_str().unwrap().contains("already used"), "{v}");
     assert_eq!(cli.fake.count("DELETE", "/repos/alice/demo"), 1);
 
-    // The used tokens are remembered on disk by nonce, without the Gitea token.
-    let files = files_in(cli.tmp.path());
+    // The used tokens are remembered by nonce in the cache directory (not the temporary
+    // directory), without the Gitea token.
+    assert!(
+        files_in(cli.tmp.path()).is_empty(),
+        "nothing in the working or temporary directory"
+    );
+    let records = cli.tmp.path().join("cache/aegis-gitea-mcp/confirmations");
+    let files = files_in(&records);
     let nonce = token.split('.').nth(1).expect("a nonce");
     assert!(
         files.iter().any(|(_, text)| text.contains(nonce)),
@@ -316,6 +323,22 @@ async fn destructive_calls_are_confirmed_by_a_later_process_once() {
     );
     for (name, text) in &files {
         assert!(!name.contains(ALICE) && !text.contains(ALICE), "{name}");
+    }
+
+    // Records older than a token's lifetime are removed by the next run: they do not pile up.
+    let stale = records.join("0123456789abcdef");
+    std::fs::write(&stale, "00 1\n").expect("a stale record");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .and_then(|f| f.set_modified(old))
+        .expect("age the record");
+    let fresh: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    cli.with_args(ALICE, "gitea_repo_delete", &args, &[]).await;
+    assert!(!stale.exists(), "the stale record is removed");
+    for name in fresh {
+        assert!(records.join(&name).exists(), "a live record stays: {name}");
     }
 }
 

@@ -25,7 +25,7 @@ const SPEC: &str = concat!(
 
 fn config(url: &str) -> Config {
     Config::from_args(&GlobalArgs {
-        gitea_url: Some(url.to_string()),
+        gitea_url: Some(aegis_gitea_mcp::config::parse_gitea_url(url).expect("a URL")),
         gitea_token: Some("tok-bench".into()),
         spec: Some(SPEC.into()),
         ..GlobalArgs::default()

@@ -1,8 +1,10 @@
 //! Configuration: command-line flags and environment variables with the same meaning.
 //!
-//! Parsing happens in two stages, as in ripgrep: [`GlobalArgs`] (clap) only collects raw
-//! strings from flags and the environment; [`Config::from_args`] validates them into typed values
-//! and fails with an error that names the variable, the flag and what is expected.
+//! Each setting is defined once, as a clap argument of [`GlobalArgs`] (or of `serve`): flag,
+//! variable, default, range and help. Values are checked by clap value parsers ([`Bool`],
+//! [`Number`], [`Parsed`]) whose errors name the variable, the flag and what is expected;
+//! [`resolve_env`] points each argument at the spelling of its variable that is set
+//! ([`env_names`]); [`Config::from_args`] only assembles the typed values.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -26,6 +28,12 @@ impl Secret {
     /// The secret itself, for the one place that must send it.
     pub fn expose(&self) -> &str {
         &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Secret {
+        Secret::new(s)
     }
 }
 
@@ -53,27 +61,55 @@ pub struct Error {
     pub message: String,
 }
 
-/// Options shared by every subcommand. Each flag has an environment variable of the same meaning.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct GlobalArgs {
-    /// Base URL of the Gitea or Forgejo instance [env: GITEA_URL, alias GITEA_HOST] [default: https://gitea.com]
-    #[arg(long = "gitea-url", global = true, value_name = "URL")]
-    pub gitea_url: Option<String>,
+/// Defaults of the settings, named once for the flag definitions and `GlobalArgs::default()`.
+pub mod defaults {
+    /// `GITEA_TIMEOUT_SECS`.
+    pub const TIMEOUT_SECS: u64 = 30;
+    /// `GITEA_CONNECT_TIMEOUT_SECS`.
+    pub const CONNECT_TIMEOUT_SECS: u64 = 10;
+    /// `GITEA_MAX_CONCURRENCY`.
+    pub const MAX_CONCURRENCY: u64 = 8;
+    /// `GITEA_RETRIES`.
+    pub const RETRIES: u64 = 2;
+    /// `MAX_RESPONSE_BYTES` (about 20k tokens).
+    pub const MAX_RESPONSE_BYTES: u64 = 80_000;
+    /// `MAX_FILE_SIZE_BYTES`.
+    pub const MAX_FILE_SIZE_BYTES: u64 = 1_048_576;
+    /// `CONFIRM_DESTRUCTIVE`.
+    pub const CONFIRM_DESTRUCTIVE: bool = true;
+    /// `RAW_REQUESTS`.
+    pub const RAW_REQUESTS: bool = true;
+}
 
-    /// Gitea access token [env: GITEA_TOKEN, alias GITEA_ACCESS_TOKEN]. Prefer the variable: flags show up in process lists.
-    #[arg(
-        long = "gitea-token",
-        global = true,
-        value_name = "TOKEN",
-        hide_env_values = true
-    )]
-    pub gitea_token: Option<String>,
+/// How raw requests treat paths no catalog operation matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum UnknownPaths {
+    /// Refused.
+    #[default]
+    Deny,
+    /// Judged by their template family and sent.
+    Allow,
+}
+
+/// Options shared by every subcommand. Each flag has an environment variable of the same meaning
+/// (see [`env_names`] for the other spellings accepted); values are checked by clap's parsers,
+/// whose errors name the variable and the flag.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Global options")]
+pub struct GlobalArgs {
+    /// Base URL of the Gitea or Forgejo instance
+    #[arg(long = "gitea-url", env = "GITEA_URL", global = true, value_name = "URL", default_value = DEFAULT_GITEA_URL, value_parser = Parsed(parse_gitea_url))]
+    pub gitea_url: Option<reqwest::Url>,
+
+    /// Gitea access token (prefer the variable: flags show up in process lists)
+    #[arg(long = "gitea-token", env = "GITEA_TOKEN", global = true, value_name = "TOKEN", hide_env_values = true, value_parser = Parsed(validate_token))]
+    pub gitea_token: Option<Secret>,
 
     /// API description to use instead of the pinned one or the instance's /swagger.v1.json
     #[arg(long = "spec", env = "GITEA_SPEC", global = true, value_name = "PATH")]
     pub spec: Option<PathBuf>,
 
-    /// Directory of pinned API descriptions (`spec pin`) and other state [default: the user's config directory/aegis-gitea-mcp]
+    /// Directory of pinned API descriptions (`spec pin`) [default: the user's config directory/aegis-gitea-mcp]
     #[arg(
         long = "config-dir",
         env = "AEGIS_CONFIG_DIR",
@@ -95,9 +131,9 @@ pub struct GlobalArgs {
     #[arg(long, env = "TOOLSETS", global = true, value_name = "LIST")]
     pub toolsets: Option<String>,
 
-    /// Withhold every action that writes (true/false)
-    #[arg(long = "read-only", env = "READ_ONLY", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub read_only: Option<String>,
+    /// Withhold every action that writes
+    #[arg(long = "read-only", env = "READ_ONLY", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
+    pub read_only: bool,
 
     /// Comma-separated action names, operationIds or domains to withhold
     #[arg(
@@ -108,97 +144,57 @@ pub struct GlobalArgs {
     )]
     pub disabled_tools: Option<String>,
 
-    /// Accept DISABLED_TOOLS entries that match nothing (warned about) instead of refusing to start (true/false)
-    #[arg(long = "disabled-tools-allow-unknown", env = "DISABLED_TOOLS_ALLOW_UNKNOWN", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub disabled_tools_allow_unknown: Option<String>,
+    /// Accept DISABLED_TOOLS entries that match nothing (warned about) instead of refusing to start
+    #[arg(long = "disabled-tools-allow-unknown", env = "DISABLED_TOOLS_ALLOW_UNKNOWN", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
+    pub disabled_tools_allow_unknown: bool,
 
     /// PEM bundle of extra CA certificates to trust for the instance
-    #[arg(
-        long = "gitea-ca-file",
-        env = "GITEA_CA_FILE",
-        global = true,
-        value_name = "PATH"
-    )]
+    #[arg(long = "gitea-ca-file", env = "GITEA_CA_FILE", global = true, value_name = "PATH", value_parser = Parsed(readable_file))]
     pub gitea_ca_file: Option<PathBuf>,
 
     /// Accept any TLS certificate from the instance (self-signed labs only; warned about at start)
-    #[arg(long = "gitea-insecure", env = "GITEA_INSECURE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub gitea_insecure: Option<String>,
+    #[arg(long = "gitea-insecure", env = "GITEA_INSECURE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
+    pub gitea_insecure: bool,
 
-    /// Seconds a request to Gitea may take in total [default: 30]
-    #[arg(
-        long = "gitea-timeout",
-        env = "GITEA_TIMEOUT_SECS",
-        global = true,
-        value_name = "SECS"
-    )]
-    pub gitea_timeout: Option<String>,
+    /// Seconds a request to Gitea may take in total
+    #[arg(long = "gitea-timeout", env = "GITEA_TIMEOUT_SECS", global = true, value_name = "SECS", default_value_t = defaults::TIMEOUT_SECS, value_parser = Number(1, 3600))]
+    pub gitea_timeout: u64,
 
-    /// Seconds to wait for a connection to Gitea [default: 10]
-    #[arg(
-        long = "gitea-connect-timeout",
-        env = "GITEA_CONNECT_TIMEOUT_SECS",
-        global = true,
-        value_name = "SECS"
-    )]
-    pub gitea_connect_timeout: Option<String>,
+    /// Seconds to wait for a connection to Gitea
+    #[arg(long = "gitea-connect-timeout", env = "GITEA_CONNECT_TIMEOUT_SECS", global = true, value_name = "SECS", default_value_t = defaults::CONNECT_TIMEOUT_SECS, value_parser = Number(1, 600))]
+    pub gitea_connect_timeout: u64,
 
-    /// Requests to Gitea in flight at once [default: 8]
-    #[arg(
-        long = "gitea-max-concurrency",
-        env = "GITEA_MAX_CONCURRENCY",
-        global = true,
-        value_name = "N"
-    )]
-    pub gitea_max_concurrency: Option<String>,
+    /// Requests to Gitea in flight at once
+    #[arg(long = "gitea-max-concurrency", env = "GITEA_MAX_CONCURRENCY", global = true, value_name = "N", default_value_t = defaults::MAX_CONCURRENCY, value_parser = Number(1, 1024))]
+    pub gitea_max_concurrency: u64,
 
-    /// Retries of a failed idempotent request (GET/HEAD/PUT/DELETE; never POST/PATCH) [default: 2]
-    #[arg(
-        long = "gitea-retries",
-        env = "GITEA_RETRIES",
-        global = true,
-        value_name = "N"
-    )]
-    pub gitea_retries: Option<String>,
+    /// Retries of a failed idempotent request (GET/HEAD/PUT/DELETE; never POST/PATCH)
+    #[arg(long = "gitea-retries", env = "GITEA_RETRIES", global = true, value_name = "N", default_value_t = defaults::RETRIES, value_parser = Number(0, 10))]
+    pub gitea_retries: u64,
 
-    /// Largest answer returned to the model, in bytes [default: 80000, about 20k tokens]
-    #[arg(
-        long = "max-response-bytes",
-        env = "MAX_RESPONSE_BYTES",
-        global = true,
-        value_name = "BYTES"
-    )]
-    pub max_response_bytes: Option<String>,
+    /// Largest answer returned to the model, in bytes (80000 is about 20k tokens)
+    #[arg(long = "max-response-bytes", env = "MAX_RESPONSE_BYTES", global = true, value_name = "BYTES", default_value_t = defaults::MAX_RESPONSE_BYTES, value_parser = Number(1_000, 100_000_000))]
+    pub max_response_bytes: u64,
 
-    /// Largest binary file returned (as base64), in bytes [default: 1048576]
-    #[arg(
-        long = "max-file-size-bytes",
-        env = "MAX_FILE_SIZE_BYTES",
-        global = true,
-        value_name = "BYTES"
-    )]
-    pub max_file_size_bytes: Option<String>,
+    /// Largest binary file returned (as base64), in bytes
+    #[arg(long = "max-file-size-bytes", env = "MAX_FILE_SIZE_BYTES", global = true, value_name = "BYTES", default_value_t = defaults::MAX_FILE_SIZE_BYTES, value_parser = Number(1, 1_073_741_824))]
+    pub max_file_size_bytes: u64,
 
-    /// Make every call that writes a dry run (true/false)
-    #[arg(long = "safe-mode", env = "SAFE_MODE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub safe_mode: Option<String>,
+    /// Make every call that writes a dry run
+    #[arg(long = "safe-mode", env = "SAFE_MODE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
+    pub safe_mode: bool,
 
-    /// Require a confirmation token for destructive calls (true/false) [default: true]
-    #[arg(long = "confirm-destructive", env = "CONFIRM_DESTRUCTIVE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub confirm_destructive: Option<String>,
+    /// Require a confirmation token for destructive calls
+    #[arg(long = "confirm-destructive", env = "CONFIRM_DESTRUCTIVE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::CONFIRM_DESTRUCTIVE, value_parser = Bool)]
+    pub confirm_destructive: bool,
 
-    /// Offer the raw gitea_api_request tool (true/false) [default: true]
-    #[arg(long = "raw-requests", env = "RAW_REQUESTS", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
-    pub raw_requests: Option<String>,
+    /// Offer the raw gitea_api_request tool
+    #[arg(long = "raw-requests", env = "RAW_REQUESTS", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::RAW_REQUESTS, value_parser = Bool)]
+    pub raw_requests: bool,
 
-    /// Raw requests to paths no catalog operation matches: deny or allow [default: deny]
-    #[arg(
-        long = "raw-unknown-paths",
-        env = "RAW_UNKNOWN_PATHS",
-        global = true,
-        value_name = "deny|allow"
-    )]
-    pub raw_unknown_paths: Option<String>,
+    /// Raw requests to paths no catalog operation matches
+    #[arg(long = "raw-unknown-paths", env = "RAW_UNKNOWN_PATHS", global = true, value_name = "POLICY", value_enum, default_value_t = UnknownPaths::Deny)]
+    pub raw_unknown_paths: UnknownPaths,
 
     /// Audit log: a file (appended, hash-chained JSON lines) or - for stderr; unset = no audit log
     #[arg(
@@ -208,6 +204,203 @@ pub struct GlobalArgs {
         value_name = "PATH|-"
     )]
     pub audit_log: Option<String>,
+}
+
+impl Default for GlobalArgs {
+    /// Every setting at its default (no flag, no variable), as clap would parse an empty command
+    /// line in an empty environment.
+    fn default() -> GlobalArgs {
+        GlobalArgs {
+            gitea_url: None,
+            gitea_token: None,
+            spec: None,
+            config_dir: None,
+            spec_sha256: None,
+            toolsets: None,
+            read_only: false,
+            disabled_tools: None,
+            disabled_tools_allow_unknown: false,
+            gitea_ca_file: None,
+            gitea_insecure: false,
+            gitea_timeout: defaults::TIMEOUT_SECS,
+            gitea_connect_timeout: defaults::CONNECT_TIMEOUT_SECS,
+            gitea_max_concurrency: defaults::MAX_CONCURRENCY,
+            gitea_retries: defaults::RETRIES,
+            max_response_bytes: defaults::MAX_RESPONSE_BYTES,
+            max_file_size_bytes: defaults::MAX_FILE_SIZE_BYTES,
+            safe_mode: false,
+            confirm_destructive: defaults::CONFIRM_DESTRUCTIVE,
+            raw_requests: defaults::RAW_REQUESTS,
+            raw_unknown_paths: UnknownPaths::Deny,
+            audit_log: None,
+        }
+    }
+}
+
+/// Spellings of a variable accepted besides the one clap declares, best first (the declared one
+/// follows them): the `AEGIS_`-prefixed form of every generic name (`AEGIS_READ_ONLY` for
+/// `READ_ONLY`), so settings cannot collide with other programs' in a shared environment, and
+/// the names the official Gitea MCP server reads, with the same meaning.
+pub fn env_names(declared: &str) -> Vec<String> {
+    let official: &[&str] = match declared {
+        "GITEA_URL" => &["GITEA_HOST"],
+        "GITEA_TOKEN" => &["GITEA_ACCESS_TOKEN"],
+        "READ_ONLY" => &["GITEA_READONLY"],
+        _ => &[],
+    };
+    let mut names = Vec::new();
+    if !declared.starts_with("GITEA_") && !declared.starts_with("AEGIS_") {
+        names.push(format!("AEGIS_{declared}"));
+    }
+    names.push(declared.to_string());
+    names.extend(official.iter().map(|s| s.to_string()));
+    names
+}
+
+/// Points every argument of `cmd` (and of its subcommands) at the first of its [`env_names`]
+/// that is set to something non-empty; an argument whose variables are all empty reads none
+/// (an empty value means unset, as in most deployment tools).
+pub fn resolve_env(
+    mut cmd: clap::Command,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> clap::Command {
+    let ids: Vec<(clap::Id, String)> = cmd
+        .get_arguments()
+        .filter_map(|a| {
+            Some((
+                a.get_id().clone(),
+                a.get_env()?.to_string_lossy().into_owned(),
+            ))
+        })
+        .collect();
+    for (id, declared) in ids {
+        let names = env_names(&declared);
+        let chosen = names
+            .iter()
+            .find(|n| lookup(n).is_some_and(|v| !v.trim().is_empty()))
+            .cloned();
+        let any_set = names.iter().any(|n| lookup(n).is_some());
+        cmd = cmd.mut_arg(id, |a| match chosen {
+            Some(name) => a.env(name),
+            None if any_set => a.env(None::<&str>),
+            None => a,
+        });
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |s| resolve_env(s, lookup));
+    }
+    cmd
+}
+
+/// The name of the setting `arg` in errors: `VARIABLE (--flag)`.
+fn setting_name(arg: Option<&clap::Arg>) -> String {
+    let Some(arg) = arg else {
+        return "a setting".to_string();
+    };
+    match (arg.get_env(), arg.get_long()) {
+        (Some(env), Some(long)) => format!("{} (--{long})", env.to_string_lossy()),
+        (None, Some(long)) => format!("--{long}"),
+        _ => arg.get_id().to_string(),
+    }
+}
+
+fn invalid(arg: Option<&clap::Arg>, message: impl fmt::Display) -> clap::Error {
+    clap::Error::raw(
+        clap::error::ErrorKind::ValueValidation,
+        format!("{}: {message}\n", setting_name(arg)),
+    )
+}
+
+/// clap parser of a boolean: true/false, 1/0, yes/no, on/off.
+#[derive(Debug, Clone, Copy)]
+pub struct Bool;
+
+impl clap::builder::TypedValueParser for Bool {
+    type Value = bool;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<bool, clap::Error> {
+        let v = value.to_string_lossy();
+        parse_bool(&v).ok_or_else(|| {
+            invalid(
+                arg,
+                format!("expected true or false (or 1/0, yes/no, on/off), got {v:?}"),
+            )
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            ["true", "false"]
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// clap parser of a whole number within `.0..=.1`.
+#[derive(Debug, Clone, Copy)]
+pub struct Number(pub u64, pub u64);
+
+impl clap::builder::TypedValueParser for Number {
+    type Value = u64;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<u64, clap::Error> {
+        let v = value.to_string_lossy();
+        match v.trim().parse::<u64>() {
+            Ok(n) if (self.0..=self.1).contains(&n) => Ok(n),
+            _ => Err(invalid(
+                arg,
+                format!(
+                    "expected a whole number from {} to {}, got {v:?}",
+                    self.0, self.1
+                ),
+            )),
+        }
+    }
+}
+
+/// clap parser through a checking function whose message is put after the setting's name.
+#[derive(Clone, Copy)]
+pub struct Parsed<T>(pub fn(&str) -> Result<T, String>);
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Parsed<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        (self.0)(&value.to_string_lossy()).map_err(|m| invalid(arg, m))
+    }
+}
+
+fn readable_file(v: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(v);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "{v} is not a readable file (expected a PEM bundle)"
+        ))
+    }
 }
 
 /// Validated configuration.
@@ -253,197 +446,51 @@ pub struct Config {
     pub audit_log: Option<String>,
 }
 
-/// Reads an environment variable, treating an empty value as unset.
-fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 impl Config {
-    /// Validates raw arguments (flags first, then environment variables, then defaults).
+    /// The configuration from parsed (already checked) arguments.
     pub fn from_args(args: &GlobalArgs) -> Result<Config, Error> {
-        let url_text = args
-            .gitea_url
-            .clone()
-            .or_else(|| env_var("GITEA_URL"))
-            .or_else(|| env_var("GITEA_HOST"))
-            .unwrap_or_else(|| DEFAULT_GITEA_URL.to_string());
-        let gitea_url = parse_gitea_url(&url_text)?;
-        let token = args
-            .gitea_token
-            .clone()
-            .or_else(|| env_var("GITEA_TOKEN"))
-            .or_else(|| env_var("GITEA_ACCESS_TOKEN"))
-            .map(|t| validate_token(t.trim()))
-            .transpose()?;
-        // GITEA_READONLY is the official Gitea MCP server's name for it: a user migrating from it
-        // must not get a server that writes.
-        let read_only = match (args.read_only.as_deref(), env_var("GITEA_READONLY")) {
-            (None, Some(v)) => bool_value(Some(&v), "GITEA_READONLY", "read-only", false)?,
-            (v, _) => bool_value(v, "READ_ONLY", "read-only", false)?,
+        let gitea_url = match &args.gitea_url {
+            Some(u) => u.clone(),
+            None => parse_gitea_url(DEFAULT_GITEA_URL).map_err(|message| Error {
+                variable: "GITEA_URL",
+                flag: "gitea-url",
+                message,
+            })?,
         };
         let (toolsets, unknown_toolsets) =
             PolicyConfig::parse_toolsets(args.toolsets.as_deref().unwrap_or(""));
         let policy = PolicyConfig {
             toolsets,
-            read_only,
+            read_only: args.read_only,
             disabled: PolicyConfig::parse_list(args.disabled_tools.as_deref().unwrap_or("")),
             unknown_toolsets,
-            allow_unknown_disabled: bool_value(
-                args.disabled_tools_allow_unknown.as_deref(),
-                "DISABLED_TOOLS_ALLOW_UNKNOWN",
-                "disabled-tools-allow-unknown",
-                false,
-            )?,
+            allow_unknown_disabled: args.disabled_tools_allow_unknown,
         };
-        let flag =
-            |v: &Option<String>, variable: &'static str, flag: &'static str, default: bool| {
-                bool_value(v.as_deref(), variable, flag, default)
-            };
-        let raw_unknown_paths = match args
-            .raw_unknown_paths
-            .as_deref()
-            .map(|v| v.trim().to_ascii_lowercase())
-        {
-            None => false,
-            Some(v) if v == "deny" || v.is_empty() => false,
-            Some(v) if v == "allow" => true,
-            Some(v) => {
-                return Err(Error {
-                    variable: "RAW_UNKNOWN_PATHS",
-                    flag: "raw-unknown-paths",
-                    message: format!("expected deny or allow, got {v:?}"),
-                });
-            }
-        };
-        if let Some(ca) = &args.gitea_ca_file {
-            if !ca.is_file() {
-                return Err(Error {
-                    variable: "GITEA_CA_FILE",
-                    flag: "gitea-ca-file",
-                    message: format!(
-                        "{} is not a readable file (expected a PEM bundle)",
-                        ca.display()
-                    ),
-                });
-            }
-        }
         Ok(Config {
             gitea_url,
-            token,
-            spec: args.spec.clone(),
+            token: args.gitea_token.clone(),
+            spec: args.spec.clone().filter(|p| !p.as_os_str().is_empty()),
             config_dir: args
                 .config_dir
                 .clone()
                 .filter(|d| !d.as_os_str().is_empty())
                 .or_else(|| dirs::config_dir().map(|d| d.join("aegis-gitea-mcp"))),
-            spec_sha256: args.spec_sha256.clone(),
+            spec_sha256: args.spec_sha256.clone().filter(|v| !v.trim().is_empty()),
             policy,
             ca_file: args.gitea_ca_file.clone(),
-            insecure: flag(
-                &args.gitea_insecure,
-                "GITEA_INSECURE",
-                "gitea-insecure",
-                false,
-            )?,
-            timeout: Duration::from_secs(number(
-                args.gitea_timeout.as_deref(),
-                "GITEA_TIMEOUT_SECS",
-                "gitea-timeout",
-                30,
-                1,
-                3600,
-            )?),
-            connect_timeout: Duration::from_secs(number(
-                args.gitea_connect_timeout.as_deref(),
-                "GITEA_CONNECT_TIMEOUT_SECS",
-                "gitea-connect-timeout",
-                10,
-                1,
-                600,
-            )?),
-            max_concurrency: number(
-                args.gitea_max_concurrency.as_deref(),
-                "GITEA_MAX_CONCURRENCY",
-                "gitea-max-concurrency",
-                8,
-                1,
-                1024,
-            )? as usize,
-            retries: number(
-                args.gitea_retries.as_deref(),
-                "GITEA_RETRIES",
-                "gitea-retries",
-                2,
-                0,
-                10,
-            )? as u32,
-            max_response_bytes: number(
-                args.max_response_bytes.as_deref(),
-                "MAX_RESPONSE_BYTES",
-                "max-response-bytes",
-                80_000,
-                1_000,
-                100_000_000,
-            )? as usize,
-            max_file_size_bytes: number(
-                args.max_file_size_bytes.as_deref(),
-                "MAX_FILE_SIZE_BYTES",
-                "max-file-size-bytes",
-                1_048_576,
-                1,
-                1_073_741_824,
-            )? as usize,
-            safe_mode: flag(&args.safe_mode, "SAFE_MODE", "safe-mode", false)?,
-            confirm_destructive: flag(
-                &args.confirm_destructive,
-                "CONFIRM_DESTRUCTIVE",
-                "confirm-destructive",
-                true,
-            )?,
-            raw_requests: flag(&args.raw_requests, "RAW_REQUESTS", "raw-requests", true)?,
-            raw_unknown_paths,
+            insecure: args.gitea_insecure,
+            timeout: Duration::from_secs(args.gitea_timeout),
+            connect_timeout: Duration::from_secs(args.gitea_connect_timeout),
+            max_concurrency: args.gitea_max_concurrency as usize,
+            retries: args.gitea_retries as u32,
+            max_response_bytes: args.max_response_bytes as usize,
+            max_file_size_bytes: args.max_file_size_bytes as usize,
+            safe_mode: args.safe_mode,
+            confirm_destructive: args.confirm_destructive,
+            raw_requests: args.raw_requests,
+            raw_unknown_paths: args.raw_unknown_paths == UnknownPaths::Allow,
             audit_log: args.audit_log.clone().filter(|v| !v.trim().is_empty()),
         })
-    }
-}
-
-/// A boolean setting, or its default when unset; errors name the variable and the flag.
-pub fn bool_value(
-    v: Option<&str>,
-    variable: &'static str,
-    flag: &'static str,
-    default: bool,
-) -> Result<bool, Error> {
-    match v {
-        None => Ok(default),
-        Some(v) => parse_bool(v).ok_or_else(|| Error {
-            variable,
-            flag,
-            message: format!("expected true or false (or 1/0, yes/no, on/off), got {v:?}"),
-        }),
-    }
-}
-
-/// A whole-number setting within `min..=max`, or its default when unset; errors name the
-/// variable and the flag.
-pub fn number(
-    v: Option<&str>,
-    variable: &'static str,
-    flag: &'static str,
-    default: u64,
-    min: u64,
-    max: u64,
-) -> Result<u64, Error> {
-    match v.map(str::trim).filter(|v| !v.is_empty()) {
-        None => Ok(default),
-        Some(v) => match v.parse::<u64>() {
-            Ok(n) if (min..=max).contains(&n) => Ok(n),
-            _ => Err(Error {
-                variable,
-                flag,
-                message: format!("expected a whole number from {min} to {max}, got {v:?}"),
-            }),
-        },
     }
 }
 
@@ -456,12 +503,10 @@ pub fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-fn parse_gitea_url(text: &str) -> Result<reqwest::Url, Error> {
-    let err = |message: String| Error {
-        variable: "GITEA_URL",
-        flag: "gitea-url",
-        message,
-    };
+/// Checks and normalises an instance URL (`GITEA_URL`): absolute http(s), a host, no
+/// credentials, query or fragment; a trailing `/api/v1` is dropped.
+pub fn parse_gitea_url(text: &str) -> Result<reqwest::Url, String> {
+    let err = |message: String| message;
     let mut url = reqwest::Url::parse(text.trim()).map_err(|e| {
         err(format!(
             "expected an absolute http(s) URL such as https://gitea.example.com, got {:?} ({e})",
@@ -510,20 +555,18 @@ fn without_userinfo(text: &str) -> String {
     }
 }
 
-fn validate_token(t: &str) -> Result<Secret, Error> {
-    let err = |message: &str| Error {
-        variable: "GITEA_TOKEN",
-        flag: "gitea-token",
-        message: message.to_string(),
-    };
+/// Checks a token (`GITEA_TOKEN`): printable ASCII, no spaces, not empty.
+pub fn validate_token(t: &str) -> Result<Secret, String> {
+    let t = t.trim();
     if t.is_empty() {
-        return Err(err("the token is empty"));
+        return Err("the token is empty".to_string());
     }
     // A token becomes an HTTP header value: refuse anything that could break out of it.
     if !t.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(err(
-            "the token must be printable ASCII without spaces (was it pasted with a line break?)",
-        ));
+        return Err(
+            "the token must be printable ASCII without spaces (was it pasted with a line break?)"
+                .to_string(),
+        );
     }
     Ok(Secret::new(t))
 }
@@ -547,8 +590,8 @@ mod tests {
             "https://x/?a=1",
             "http://",
         ] {
-            let err = parse_gitea_url(bad).unwrap_err().to_string();
-            assert!(err.starts_with("GITEA_URL (--gitea-url): "), "{bad}: {err}");
+            let err = parse(&[&format!("--gitea-url={bad}")]).unwrap_err();
+            assert!(err.contains("--gitea-url: "), "{bad}: {err}");
         }
     }
 
@@ -576,54 +619,106 @@ mod tests {
         assert!(!err.contains("abc"), "{err}");
     }
 
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        global: GlobalArgs,
+    }
+
+    /// Parses flags as the binary does, the environment aside (clap reads the process's own;
+    /// the tests of variables run the binary: `tests/it/cli_catalog.rs`).
+    fn parse(args: &[&str]) -> Result<Config, String> {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut cmd = Cli::command();
+        let ids: Vec<clap::Id> = cmd.get_arguments().map(|a| a.get_id().clone()).collect();
+        for id in ids {
+            cmd = cmd.mut_arg(id, |a| a.env(None::<&str>));
+        }
+        let matches = cmd
+            .try_get_matches_from(std::iter::once("x").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let cli = Cli::from_arg_matches(&matches).map_err(|e| e.to_string())?;
+        Config::from_args(&cli.global).map_err(|e| e.to_string())
+    }
+
     #[test]
     fn numbers_and_enums_are_checked() {
-        let args = GlobalArgs {
-            gitea_timeout: Some("0".into()),
-            ..GlobalArgs::default()
-        };
-        let err = Config::from_args(&args).unwrap_err().to_string();
+        let err = parse(&["--gitea-timeout=0"]).unwrap_err();
         assert!(
-            err.contains("GITEA_TIMEOUT_SECS") && err.contains("from 1 to 3600"),
+            err.contains("--gitea-timeout: ") && err.contains("from 1 to 3600"),
             "{err}"
         );
-        let args = GlobalArgs {
-            raw_unknown_paths: Some("maybe".into()),
-            ..GlobalArgs::default()
-        };
-        let err = Config::from_args(&args).unwrap_err().to_string();
+        let err = parse(&["--raw-unknown-paths=maybe"]).unwrap_err();
+        assert!(err.contains("deny") && err.contains("allow"), "{err}");
+        let err = parse(&["--gitea-ca-file=/nonexistent/ca.pem"]).unwrap_err();
+        assert!(err.contains("--gitea-ca-file: "), "{err}");
+        let err = parse(&["--gitea-url=ftp://x"]).unwrap_err();
+        assert!(err.contains("--gitea-url: "), "{err}");
+        for c in [
+            parse(&[]).unwrap(),
+            Config::from_args(&GlobalArgs::default()).unwrap(),
+        ] {
+            assert!(
+                c.confirm_destructive && c.raw_requests && !c.raw_unknown_paths && !c.safe_mode
+            );
+            assert_eq!(
+                (c.max_response_bytes, c.max_file_size_bytes, c.retries),
+                (80_000, 1_048_576, 2)
+            );
+            assert_eq!(c.gitea_url.as_str(), "https://gitea.com/");
+        }
+    }
+
+    #[test]
+    fn bad_booleans_name_the_setting() {
+        let err = parse(&["--read-only=maybe"]).unwrap_err();
         assert!(
-            err.contains("RAW_UNKNOWN_PATHS") && err.contains("deny or allow"),
+            err.contains("--read-only: ") && err.contains("\"maybe\""),
             "{err}"
-        );
-        let args = GlobalArgs {
-            gitea_ca_file: Some("/nonexistent/ca.pem".into()),
-            ..GlobalArgs::default()
-        };
-        assert!(
-            Config::from_args(&args)
-                .unwrap_err()
-                .to_string()
-                .contains("GITEA_CA_FILE")
-        );
-        let c = Config::from_args(&GlobalArgs::default()).unwrap();
-        assert!(c.confirm_destructive && c.raw_requests && !c.raw_unknown_paths && !c.safe_mode);
-        assert_eq!(
-            (c.max_response_bytes, c.max_file_size_bytes, c.retries),
-            (80_000, 1_048_576, 2)
         );
     }
 
     #[test]
-    fn bad_booleans_name_the_variable() {
-        let args = GlobalArgs {
-            read_only: Some("maybe".into()),
-            ..GlobalArgs::default()
+    fn generic_names_gain_the_prefix_and_official_names_follow() {
+        assert_eq!(env_names("TOOLSETS"), ["AEGIS_TOOLSETS", "TOOLSETS"]);
+        assert_eq!(
+            env_names("READ_ONLY"),
+            ["AEGIS_READ_ONLY", "READ_ONLY", "GITEA_READONLY"]
+        );
+        assert_eq!(env_names("GITEA_URL"), ["GITEA_URL", "GITEA_HOST"]);
+        assert_eq!(env_names("AEGIS_CONFIG_DIR"), ["AEGIS_CONFIG_DIR"]);
+    }
+
+    #[test]
+    fn the_first_non_empty_spelling_is_read() {
+        use clap::CommandFactory;
+        let env = [
+            ("AEGIS_TOOLSETS", ""),
+            ("TOOLSETS", "repo"),
+            ("READ_ONLY", ""),
+        ];
+        let lookup = |n: &str| {
+            env.iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.to_string())
         };
-        let err = Config::from_args(&args).unwrap_err().to_string();
-        assert!(
-            err.contains("READ_ONLY") && err.contains("\"maybe\""),
-            "{err}"
+        let cmd = resolve_env(Cli::command(), &lookup);
+        let env_of = |id: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|e| e.to_string_lossy().into_owned())
+        };
+        assert_eq!(env_of("toolsets").as_deref(), Some("TOOLSETS"));
+        assert_eq!(
+            env_of("read_only"),
+            None,
+            "all spellings empty: none is read"
+        );
+        assert_eq!(
+            env_of("safe_mode").as_deref(),
+            Some("SAFE_MODE"),
+            "none set: as declared"
         );
     }
 }

@@ -6,11 +6,9 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
-    let args = cli::Cli::parse();
+    let args = cli::parse();
     if let Err(e) = cli::init_tracing(&args) {
         eprintln!("error: {e}");
         return cli::Exit::Usage.into();

@@ -21,14 +21,24 @@ pub const VERSION: &str = concat!(
     ")"
 );
 
+/// Shown after the top-level help.
+const EXAMPLES: &str = "\
+Examples:
+  GITEA_URL=https://gitea.example.com GITEA_TOKEN=… aegis-gitea-mcp          serve MCP over stdio
+  aegis-gitea-mcp serve --http --listen 127.0.0.1:8080 --auth-mode api-key   serve streamable HTTP
+  aegis-gitea-mcp doctor                                                      check the set-up
+  aegis-gitea-mcp find \"open a pull request\"                                  which action does that
+  aegis-gitea-mcp --read-only catalog                                         what an agent may do
+  aegis-gitea-mcp spec pin                                                    pin the API description";
+
 /// A guarded MCP server for the whole Gitea / Forgejo API.
 #[derive(Debug, Parser)]
-#[command(name = "aegis-gitea-mcp", version = VERSION, about, long_about = None)]
+#[command(name = "aegis-gitea-mcp", version = VERSION, about, long_about = None, after_help = EXAMPLES)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
-    /// Log filter for stderr (tracing syntax, e.g. "info" or "aegis_gitea_mcp=debug") [env: LOG_LEVEL]
+    /// Log filter for stderr (tracing syntax, e.g. "info" or "aegis_gitea_mcp=debug") [default: info for serve, warn otherwise]
     #[arg(
         long = "log-level",
         env = "LOG_LEVEL",
@@ -48,8 +58,91 @@ pub struct Cli {
     )]
     pub log_format: LogFormat,
 
+    /// Debug logs when LOG_LEVEL is not set (the official Gitea MCP server's GITEA_DEBUG)
+    #[arg(long = "debug", env = "GITEA_DEBUG", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = config::Bool)]
+    pub debug: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The command line as clap sees it: every variable pointed at the spelling that is set (see
+/// `config::resolve_env`), and the commands that read no Gitea setting (`audit`, `api-key`,
+/// `completions`, `man`) without the global options in their help.
+pub fn command() -> clap::Command {
+    let mut cmd = config::resolve_env(<Cli as clap::CommandFactory>::command(), &|n| {
+        std::env::var(n).ok()
+    });
+    // clap copies a global option into a subcommand only where the subcommand lacks it: give
+    // these subcommands hidden copies first (mutating after the build would corrupt clap's
+    // index of flags).
+    let globals: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    for name in ["audit", "api-key", "completions", "man"] {
+        cmd = cmd.mut_subcommand(name, |sub| with_hidden(sub, &globals));
+    }
+    cmd
+}
+
+/// Every option of `cmd` and its subcommands that has a variable, once: the command it belongs
+/// to (`""` for global options), the flag, every spelling of the variable (best first), the
+/// default and the help line. README's configuration table is checked against it.
+fn settings_json(cmd: &clap::Command) -> serde_json::Value {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(String::new(), cmd.clone())];
+    while let Some((path, cmd)) = stack.pop() {
+        for a in cmd.get_arguments() {
+            let (Some(env), Some(long)) = (a.get_env(), a.get_long()) else {
+                continue;
+            };
+            if !seen.insert(long.to_string()) {
+                continue;
+            }
+            let defaults: Vec<String> = a
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            out.push(serde_json::json!({
+                "command": if a.is_global_set() { "" } else { path.as_str() },
+                "flag": format!("--{long}"),
+                "env": config::env_names(&env.to_string_lossy()),
+                "default": defaults.first(),
+                "help": a.get_help().map(|h| h.to_string()),
+            }));
+        }
+        for sub in cmd.get_subcommands() {
+            let name = format!("{path} {}", sub.get_name()).trim().to_string();
+            stack.push((name, sub.clone()));
+        }
+    }
+    serde_json::Value::Array(out)
+}
+
+/// `cmd` and its subcommands with hidden copies of `args`.
+fn with_hidden(mut cmd: clap::Command, args: &[clap::Arg]) -> clap::Command {
+    for a in args {
+        cmd = cmd.arg(a.clone().hide(true));
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |s| with_hidden(s, args));
+    }
+    cmd
+}
+
+/// Parses the process's command line (exits on `--help`, `--version` and usage errors).
+pub fn parse() -> Cli {
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// How log lines are written.
@@ -100,6 +193,9 @@ pub enum Command {
     },
     /// Print the manual page (roff)
     Man,
+    /// Print every setting (flag, variables, default, help) as JSON, from the definitions
+    #[command(hide = true)]
+    Settings,
 }
 
 /// How the process ends.
@@ -138,6 +234,7 @@ impl Exit {
         );
         if settings
             || e.downcast_ref::<config::Error>().is_some()
+            || e.downcast_ref::<clap::Error>().is_some()
             || e.downcast_ref::<UsageError>().is_some()
         {
             Exit::Usage
@@ -169,9 +266,10 @@ pub struct UsageError(pub String);
 /// it logs every client's initialize parameters, at debug every request with its arguments.
 /// An invalid filter is an error (exit 2), not a silent fallback.
 pub fn init_tracing(cli: &Cli) -> Result<(), UsageError> {
-    let default = match cli.command {
-        None | Some(Command::Serve(_)) => "info",
-        Some(_) => "warn",
+    let default = match (&cli.command, cli.debug) {
+        (_, true) => "debug",
+        (None | Some(Command::Serve(_)), false) => "info",
+        (Some(_), false) => "warn",
     };
     let given = cli.log_level.clone().filter(|f| !f.trim().is_empty());
     let mut filter = given.clone().unwrap_or_else(|| default.to_string());
@@ -218,6 +316,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
             clap_complete::generate(shell, &mut cmd, "aegis-gitea-mcp", &mut out);
             return print_bytes(&out);
         }
+        Some(Command::Settings) => {
+            let out = serde_json::to_string_pretty(&settings_json(
+                &<Cli as clap::CommandFactory>::command(),
+            ))?;
+            return print_bytes((out + "\n").as_bytes());
+        }
         Some(Command::Man) => {
             let cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
@@ -250,9 +354,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Some(Command::Audit(cmd)) => audit_cmd::run(&cmd),
         Some(Command::ApiKey(cmd)) => api_key_cmd::run(&cmd),
-        Some(Command::Completions { .. } | Command::Man) => Ok(Exit::Ok),
+        Some(Command::Completions { .. } | Command::Man | Command::Settings) => Ok(Exit::Ok),
         Some(Command::Serve(args)) => serve_cmd::run(&config, &args).await,
-        None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()).await,
+        None => serve_cmd::run(&config, &serve_cmd::ServeArgs::default_stdio()?).await,
     }
 }
 

@@ -12,13 +12,32 @@ use aegis_gitea_mcp::mcp::{self, Server, Surface};
 
 use super::{Exit, UsageError};
 
+/// The gateway's defaults, the one place they are written (`GatewayConfig::new`).
+fn gw() -> GatewayConfig {
+    GatewayConfig::new(SocketAddr::from(([127, 0, 0, 1], 8080)))
+}
+
+fn surface(s: &str) -> Result<Surface, String> {
+    s.parse()
+}
+
+fn auth_mode(s: &str) -> Result<AuthMode, String> {
+    s.parse()
+}
+
+fn address(s: &str) -> Result<std::net::IpAddr, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not an IP address"))
+}
+
 /// Arguments of `serve`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     /// Serve streamable HTTP at /mcp instead of stdio
     #[arg(long)]
     http: bool,
-    /// Address to listen on with --http
+    /// Address to listen on with --http (an IP address or a host name, with the port)
     #[arg(
         long,
         env = "LISTEN",
@@ -27,96 +46,69 @@ pub struct ServeArgs {
     )]
     listen: String,
     /// No MCP sessions (for deployments behind a load balancer)
-    #[arg(long, env = "STATELESS")]
+    #[arg(long, env = "STATELESS", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = config::Bool)]
     stateless: bool,
     /// Tools offered: dynamic (3 tools), individual (one per action) or both
-    #[arg(
-        long,
-        env = "SURFACE",
-        value_name = "SURFACE",
-        default_value = "dynamic"
-    )]
-    surface: String,
+    #[arg(long, env = "SURFACE", value_name = "SURFACE", default_value = "dynamic", value_parser = config::Parsed(surface))]
+    surface: Surface,
     /// Comma-separated Host values accepted over HTTP (DNS-rebinding protection) [default: localhost,127.0.0.1,::1]
-    #[arg(long = "allowed-hosts", env = "ALLOWED_HOSTS", value_name = "LIST")]
-    allowed_hosts: Option<String>,
+    #[arg(
+        long = "allowed-hosts",
+        env = "ALLOWED_HOSTS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Option<Vec<String>>,
     /// Comma-separated browser origins accepted over HTTP (scheme://host:port)
-    #[arg(long = "allowed-origins", env = "ALLOWED_ORIGINS", value_name = "LIST")]
-    allowed_origins: Option<String>,
-    /// How HTTP clients authenticate: none (loopback only), api-key or gitea-token [default: none]
-    #[arg(long = "auth-mode", env = "AUTH_MODE", value_name = "MODE")]
-    auth_mode: Option<String>,
+    #[arg(
+        long = "allowed-origins",
+        env = "ALLOWED_ORIGINS",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
+    allowed_origins: Option<Vec<String>>,
+    /// How HTTP clients authenticate: none (loopback only), api-key or gitea-token
+    #[arg(long = "auth-mode", env = "AUTH_MODE", value_name = "MODE", default_value = "none", value_parser = config::Parsed(auth_mode))]
+    auth_mode: AuthMode,
     /// API keys (sha256 hashes, one per line with an optional label) for AUTH_MODE=api-key
     #[arg(long = "api-keys-file", env = "API_KEYS_FILE", value_name = "PATH")]
     api_keys_file: Option<std::path::PathBuf>,
-    /// Accept ?api_key= (query strings end up in logs) [default: false]
-    #[arg(
-        long = "allow-query-api-key",
-        env = "ALLOW_QUERY_API_KEY",
-        value_name = "BOOL"
-    )]
-    allow_query_api_key: Option<String>,
-    /// GET /mcp/tools without authentication [default: true]
-    #[arg(
-        long = "public-tool-list",
-        env = "PUBLIC_TOOL_LIST",
-        value_name = "BOOL"
-    )]
-    public_tool_list: Option<String>,
-    /// Requests per minute from one address [default: 600]
-    #[arg(
-        long = "rate-limit-per-ip",
-        env = "RATE_LIMIT_PER_IP",
-        value_name = "N"
-    )]
-    rate_limit_per_ip: Option<String>,
-    /// Requests per minute with one credential [default: 600]
-    #[arg(
-        long = "rate-limit-per-credential",
-        env = "RATE_LIMIT_PER_CREDENTIAL",
-        value_name = "N"
-    )]
-    rate_limit_per_credential: Option<String>,
-    /// Failed authentications per minute from one address before it is throttled [default: 10]
-    #[arg(
-        long = "auth-failures-per-minute",
-        env = "AUTH_FAILURES_PER_MINUTE",
-        value_name = "N"
-    )]
-    auth_failures_per_minute: Option<String>,
-    /// Largest HTTP request body in bytes [default: 1048576]
-    #[arg(long = "max-body-bytes", env = "MAX_BODY_BYTES", value_name = "BYTES")]
-    max_body_bytes: Option<String>,
-    /// Seconds for an HTTP answer to start [default: 120]
-    #[arg(
-        long = "request-timeout",
-        env = "REQUEST_TIMEOUT_SECS",
-        value_name = "SECS"
-    )]
-    request_timeout: Option<String>,
-    /// Most MCP sessions at once [default: 256]
-    #[arg(long = "max-sessions", env = "MAX_SESSIONS", value_name = "N")]
-    max_sessions: Option<String>,
-    /// Most MCP sessions one credential may hold at once [default: 32]
-    #[arg(
-        long = "max-sessions-per-credential",
-        env = "MAX_SESSIONS_PER_CREDENTIAL",
-        value_name = "N"
-    )]
-    max_sessions_per_credential: Option<String>,
-    /// Most open HTTP connections at once [default: 1024]
-    #[arg(long = "max-connections", env = "MAX_CONNECTIONS", value_name = "N")]
-    max_connections: Option<String>,
-    /// Seconds a connection may take to send request headers, or stay idle between requests [default: 10]
-    #[arg(
-        long = "header-timeout",
-        env = "HEADER_TIMEOUT_SECS",
-        value_name = "SECS"
-    )]
-    header_timeout: Option<String>,
+    /// Accept ?api_key= (query strings end up in logs)
+    #[arg(long = "allow-query-api-key", env = "ALLOW_QUERY_API_KEY", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = gw().allow_query_api_key, value_parser = config::Bool)]
+    allow_query_api_key: bool,
+    /// GET /mcp/tools without authentication
+    #[arg(long = "public-tool-list", env = "PUBLIC_TOOL_LIST", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = gw().public_tool_list, value_parser = config::Bool)]
+    public_tool_list: bool,
+    /// Requests per minute from one address
+    #[arg(long = "rate-limit-per-ip", env = "RATE_LIMIT_PER_IP", value_name = "N", default_value_t = u64::from(gw().rate_per_ip), value_parser = config::Number(1, 1_000_000))]
+    rate_limit_per_ip: u64,
+    /// Requests per minute with one credential
+    #[arg(long = "rate-limit-per-credential", env = "RATE_LIMIT_PER_CREDENTIAL", value_name = "N", default_value_t = u64::from(gw().rate_per_credential), value_parser = config::Number(1, 1_000_000))]
+    rate_limit_per_credential: u64,
+    /// Failed authentications per minute from one address before it is throttled
+    #[arg(long = "auth-failures-per-minute", env = "AUTH_FAILURES_PER_MINUTE", value_name = "N", default_value_t = u64::from(gw().auth_failures_per_minute), value_parser = config::Number(1, 100_000))]
+    auth_failures_per_minute: u64,
+    /// Largest HTTP request body in bytes
+    #[arg(long = "max-body-bytes", env = "MAX_BODY_BYTES", value_name = "BYTES", default_value_t = gw().max_body_bytes as u64, value_parser = config::Number(1024, 1 << 30))]
+    max_body_bytes: u64,
+    /// Seconds for an HTTP answer to start (a write still unanswered then is reported as possibly applied)
+    #[arg(long = "request-timeout", env = "REQUEST_TIMEOUT_SECS", value_name = "SECS", default_value_t = gw().request_timeout.as_secs(), value_parser = config::Number(1, 3600))]
+    request_timeout: u64,
+    /// Most MCP sessions at once
+    #[arg(long = "max-sessions", env = "MAX_SESSIONS", value_name = "N", default_value_t = gw().max_sessions as u64, value_parser = config::Number(1, 100_000))]
+    max_sessions: u64,
+    /// Most MCP sessions one credential may hold at once
+    #[arg(long = "max-sessions-per-credential", env = "MAX_SESSIONS_PER_CREDENTIAL", value_name = "N", default_value_t = gw().max_sessions_per_credential as u64, value_parser = config::Number(1, 100_000))]
+    max_sessions_per_credential: u64,
+    /// Most open HTTP connections at once
+    #[arg(long = "max-connections", env = "MAX_CONNECTIONS", value_name = "N", default_value_t = gw().max_connections as u64, value_parser = config::Number(1, 1_000_000))]
+    max_connections: u64,
+    /// Seconds a connection may take to send request headers, or stay idle between requests
+    #[arg(long = "header-timeout", env = "HEADER_TIMEOUT_SECS", value_name = "SECS", default_value_t = gw().header_timeout.as_secs(), value_parser = config::Number(1, 3600))]
+    header_timeout: u64,
     /// Comma-separated addresses of reverse proxies whose X-Forwarded-For is believed
-    #[arg(long = "trusted-proxies", env = "TRUSTED_PROXIES", value_name = "LIST")]
-    trusted_proxies: Option<String>,
+    #[arg(long = "trusted-proxies", env = "TRUSTED_PROXIES", value_name = "LIST", value_delimiter = ',', value_parser = config::Parsed(address))]
+    trusted_proxies: Option<Vec<std::net::IpAddr>>,
 }
 
 /// Builds the server: the app (see `app::App::assemble`) over the chosen surface. A slow
@@ -130,154 +122,56 @@ pub async fn build(config: &Config, surface: Surface) -> anyhow::Result<Server> 
 }
 
 impl ServeArgs {
-    /// `serve` with no flags: stdio, dynamic surface (environment variables still apply).
-    pub fn default_stdio() -> ServeArgs {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        ServeArgs {
-            http: false,
-            listen: "127.0.0.1:8080".into(),
-            stateless: false,
-            surface: env("SURFACE").unwrap_or_else(|| "dynamic".into()),
-            ..ServeArgs::default()
-        }
+    /// `serve` with no flags (no subcommand given): stdio; the environment still applies.
+    pub fn default_stdio() -> Result<ServeArgs, clap::Error> {
+        use clap::{Args, FromArgMatches};
+        let cmd = config::resolve_env(ServeArgs::augment_args(clap::Command::new("serve")), &|n| {
+            std::env::var(n).ok()
+        });
+        ServeArgs::from_arg_matches(&cmd.try_get_matches_from(["serve"])?)
     }
 
-    /// The gateway's settings, checked; errors name the variable.
+    /// The gateway's settings (values are already checked by their parsers).
     fn gateway(&self, listen: SocketAddr) -> Result<GatewayConfig, UsageError> {
         let mut g = GatewayConfig::new(listen);
-        // The same checks (and messages) as every other setting.
-        let num = |v: &Option<String>, var: &'static str, flag: &'static str, default, min, max| {
-            config::number(v.as_deref(), var, flag, default, min, max)
-                .map_err(|e| UsageError(e.to_string()))
-        };
-        let flag = |v: &Option<String>, var: &'static str, flag: &'static str, default| {
-            config::bool_value(v.as_deref(), var, flag, default)
-                .map_err(|e| UsageError(e.to_string()))
-        };
-        g.auth_mode = match &self.auth_mode {
-            Some(m) => m.parse().map_err(UsageError)?,
-            None => AuthMode::None,
-        };
+        g.auth_mode = self.auth_mode;
         if let Some(path) = &self.api_keys_file {
             g.api_keys = Some(ApiKeys::load(path).map_err(UsageError)?);
         }
-        g.allow_query_api_key = flag(
-            &self.allow_query_api_key,
-            "ALLOW_QUERY_API_KEY",
-            "allow-query-api-key",
-            false,
-        )?;
-        g.public_tool_list = flag(
-            &self.public_tool_list,
-            "PUBLIC_TOOL_LIST",
-            "public-tool-list",
-            true,
-        )?;
-        g.rate_per_ip = num(
-            &self.rate_limit_per_ip,
-            "RATE_LIMIT_PER_IP",
-            "rate-limit-per-ip",
-            600,
-            1,
-            1_000_000,
-        )? as u32;
-        g.rate_per_credential = num(
-            &self.rate_limit_per_credential,
-            "RATE_LIMIT_PER_CREDENTIAL",
-            "rate-limit-per-credential",
-            600,
-            1,
-            1_000_000,
-        )? as u32;
-        g.auth_failures_per_minute = num(
-            &self.auth_failures_per_minute,
-            "AUTH_FAILURES_PER_MINUTE",
-            "auth-failures-per-minute",
-            10,
-            1,
-            100_000,
-        )? as u32;
-        g.max_body_bytes = num(
-            &self.max_body_bytes,
-            "MAX_BODY_BYTES",
-            "max-body-bytes",
-            1 << 20,
-            1024,
-            1 << 30,
-        )? as usize;
-        g.request_timeout = Duration::from_secs(num(
-            &self.request_timeout,
-            "REQUEST_TIMEOUT_SECS",
-            "request-timeout",
-            120,
-            1,
-            3600,
-        )?);
-        g.max_sessions = num(
-            &self.max_sessions,
-            "MAX_SESSIONS",
-            "max-sessions",
-            256,
-            1,
-            100_000,
-        )? as usize;
-        g.max_sessions_per_credential = num(
-            &self.max_sessions_per_credential,
-            "MAX_SESSIONS_PER_CREDENTIAL",
-            "max-sessions-per-credential",
-            32,
-            1,
-            100_000,
-        )? as usize;
-        g.max_connections = num(
-            &self.max_connections,
-            "MAX_CONNECTIONS",
-            "max-connections",
-            1024,
-            1,
-            1_000_000,
-        )? as usize;
-        g.header_timeout = Duration::from_secs(num(
-            &self.header_timeout,
-            "HEADER_TIMEOUT_SECS",
-            "header-timeout",
-            10,
-            1,
-            3600,
-        )?);
-        if let Some(list) = list(&self.trusted_proxies) {
-            g.trusted_proxies = list
-                .iter()
-                .map(|p| {
-                    p.parse().map_err(|_| {
-                        UsageError(format!("TRUSTED_PROXIES: {p:?} is not an IP address"))
-                    })
-                })
-                .collect::<Result<_, _>>()?;
+        g.allow_query_api_key = self.allow_query_api_key;
+        g.public_tool_list = self.public_tool_list;
+        // Ranges are checked by the parsers, so the narrowing conversions cannot truncate.
+        g.rate_per_ip = self.rate_limit_per_ip as u32;
+        g.rate_per_credential = self.rate_limit_per_credential as u32;
+        g.auth_failures_per_minute = self.auth_failures_per_minute as u32;
+        g.max_body_bytes = self.max_body_bytes as usize;
+        g.request_timeout = Duration::from_secs(self.request_timeout);
+        g.max_sessions = self.max_sessions as usize;
+        g.max_sessions_per_credential = self.max_sessions_per_credential as usize;
+        g.max_connections = self.max_connections as usize;
+        g.header_timeout = Duration::from_secs(self.header_timeout);
+        if let Some(p) = &self.trusted_proxies {
+            g.trusted_proxies = p.clone();
         }
         g.http = HttpOptions {
             stateless: self.stateless,
             max_body_bytes: g.max_body_bytes,
             ..HttpOptions::default()
         };
-        if let Some(hosts) = list(&self.allowed_hosts) {
-            g.http.allowed_hosts = hosts;
+        let list = |v: &Vec<String>| -> Vec<String> {
+            v.iter()
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        };
+        if let Some(hosts) = &self.allowed_hosts {
+            g.http.allowed_hosts = list(hosts);
         }
-        if let Some(origins) = list(&self.allowed_origins) {
-            g.http.allowed_origins = origins;
+        if let Some(origins) = &self.allowed_origins {
+            g.http.allowed_origins = list(origins);
         }
         Ok(g)
     }
-}
-
-fn list(v: &Option<String>) -> Option<Vec<String>> {
-    v.as_ref().map(|s| {
-        s.split(',')
-            .map(str::trim)
-            .filter(|x| !x.is_empty())
-            .map(str::to_string)
-            .collect()
-    })
 }
 
 /// `--listen`: an address (`127.0.0.1:8080`, `[::1]:8080`) or a host name with a port
@@ -305,7 +199,7 @@ fn listen_address(listen: &str) -> Result<SocketAddr, UsageError> {
 }
 
 pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
-    let surface: Surface = args.surface.parse().map_err(UsageError)?;
+    let surface = args.surface;
     let addr: SocketAddr = if args.http {
         listen_address(&args.listen)?
     } else {

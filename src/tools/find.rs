@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn withheld_actions_say_why_and_who_can_change_it() {
         let st = state(GlobalArgs {
-            read_only: Some("true".into()),
+            read_only: true,
             ..GlobalArgs::default()
         });
         let out = run(&st, &json!({"query": "delete a repository", "limit": 5}));

@@ -388,3 +388,158 @@ fn gitea_readonly_from_the_official_server_is_honoured() {
         "{err}"
     );
 }
+
+#[test]
+fn prefixed_variables_win_and_empty_values_are_unset() {
+    let (code, marked, err) = read_only_marks(
+        &["catalog"],
+        &[("AEGIS_READ_ONLY", "true"), ("READ_ONLY", "false")],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(marked, "AEGIS_READ_ONLY wins over READ_ONLY");
+    let (code, marked, err) =
+        read_only_marks(&["catalog"], &[("AEGIS_READ_ONLY", ""), ("READ_ONLY", "1")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        marked,
+        "an empty AEGIS_READ_ONLY is unset: READ_ONLY applies"
+    );
+    let (code, marked, err) = read_only_marks(&["catalog"], &[("READ_ONLY", "")]);
+    assert_eq!(code, Some(0), "an empty value is no error: {err}");
+    assert!(!marked);
+}
+
+#[test]
+fn a_bad_value_names_the_variable_it_came_from() {
+    for (var, value, expected) in [
+        (
+            "GITEA_TIMEOUT_SECS",
+            "abc",
+            "GITEA_TIMEOUT_SECS (--gitea-timeout): expected a whole number from 1 to 3600",
+        ),
+        (
+            "AEGIS_MAX_RESPONSE_BYTES",
+            "5",
+            "AEGIS_MAX_RESPONSE_BYTES (--max-response-bytes)",
+        ),
+        (
+            "GITEA_URL",
+            "ftp://x",
+            "GITEA_URL (--gitea-url): expected an http or https URL",
+        ),
+        (
+            "SAFE_MODE",
+            "perhaps",
+            "SAFE_MODE (--safe-mode): expected true or false",
+        ),
+    ] {
+        let (code, _, err) = read_only_marks(&["catalog"], &[(var, value)]);
+        assert_eq!(code, Some(2), "{var}: {err}");
+        assert!(err.contains(expected), "{var}: {err}");
+    }
+    // A token pasted with its line break is refused without being shown.
+    let (code, _, err) = read_only_marks(&["catalog"], &[("GITEA_TOKEN", "secret-part\nmore")]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("GITEA_TOKEN (--gitea-token)") && !err.contains("secret-part"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gitea_debug_from_the_official_server_turns_on_debug_logs() {
+    let (code, _, err) = read_only_marks(&["catalog"], &[("GITEA_DEBUG", "true")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("loaded the API description"),
+        "info and debug lines: {err}"
+    );
+    let (_, _, err) = read_only_marks(&["catalog"], &[]);
+    assert!(
+        !err.contains("loaded the API description"),
+        "warn by default: {err}"
+    );
+}
+
+#[test]
+fn help_lists_a_commands_own_options_first_and_only_the_options_it_reads() {
+    let help = |args: &[&str]| {
+        let o = bin_without_host_settings()
+            .args(args)
+            .output()
+            .expect("the binary runs");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        stdout(&o)
+    };
+    let catalog = help(&["catalog", "--help"]);
+    let own = catalog.find("--json").expect("catalog's own option");
+    let global = catalog
+        .find("Global options:")
+        .expect("a heading for the global options");
+    assert!(
+        own < global && catalog[global..].contains("--gitea-url"),
+        "{catalog}"
+    );
+    assert_eq!(catalog.matches("[env: LOG_LEVEL").count(), 1, "{catalog}");
+    for args in [
+        &["audit", "verify", "--help"][..],
+        &["api-key", "hash", "--help"][..],
+    ] {
+        let text = help(args);
+        assert!(
+            !text.contains("--gitea-url") && !text.contains("Global options"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(help(&["--help"]).contains("Examples:"));
+}
+
+/// README's configuration table, row by row, against the flag definitions (`settings`).
+#[test]
+fn the_readme_configuration_table_matches_the_definitions() {
+    let o = bin_without_host_settings()
+        .arg("settings")
+        .output()
+        .expect("the binary runs");
+    let settings: serde_json::Value = serde_json::from_slice(&o.stdout).expect("settings JSON");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("| variable | flag | default | meaning |")
+        .expect("the table");
+    let rows: Vec<Vec<&str>> = readme[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .filter(|cells: &Vec<&str>| cells.get(1) != Some(&"—"))
+        .collect();
+    let settings = settings.as_array().expect("an array");
+    assert_eq!(rows.len(), settings.len(), "one README row per setting");
+    for s in settings {
+        let flag = format!("`{}`", s["flag"].as_str().expect("flag"));
+        let row = rows
+            .iter()
+            .find(|r| r.get(1) == Some(&flag.as_str()))
+            .unwrap_or_else(|| panic!("README has no row for {flag}"));
+        for name in s["env"].as_array().expect("env") {
+            let name = name.as_str().expect("a name");
+            // The AEGIS_ spellings of generic names are one rule, stated above the table.
+            if name.starts_with("AEGIS_") && name != "AEGIS_CONFIG_DIR" {
+                continue;
+            }
+            assert!(
+                row[0].contains(&format!("`{name}`")),
+                "{flag}: {name} missing in {:?}",
+                row[0]
+            );
+        }
+        if let Some(default) = s["default"].as_str() {
+            assert!(
+                row[2].contains(&format!("`{default}`")),
+                "{flag}: default {default} vs {:?}",
+                row[2]
+            );
+        }
+    }
+}

@@ -77,7 +77,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_aegis-gitea-mcp");
 
 /// The variables the binary reads (and the proxy settings its HTTP client would follow);
 /// [`bin_without_host_settings`] lets none of them in from the host.
-pub const HOST_SETTINGS: [&str; 30] = [
+pub const HOST_SETTINGS: [&str; 32] = [
     "GITEA_URL",
     "GITEA_HOST",
     "GITEA_TOKEN",
@@ -108,6 +108,8 @@ pub const HOST_SETTINGS: [&str; 30] = [
     "http_proxy",
     "AEGIS_CONFIG_DIR",
     "XDG_CONFIG_HOME",
+    "GITEA_DEBUG",
+    "LOG_FORMAT",
 ];
 
 /// The binary with the host's environment less [`HOST_SETTINGS`] (`PATH`, `HOME`… stay), so
@@ -116,6 +118,8 @@ pub fn bin_without_host_settings() -> Command {
     let mut cmd = Command::new(BIN);
     for var in HOST_SETTINGS {
         cmd.env_remove(var);
+        // Every generic name also reads as AEGIS_<NAME>.
+        cmd.env_remove(format!("AEGIS_{var}"));
     }
     // Pins in the user's own config directory must not change what a test sees.
     cmd.env("AEGIS_CONFIG_DIR", NO_CONFIG_DIR);

@@ -78,8 +78,8 @@ impl Harness {
             &["read:repository", "read:issue", "read:user"],
         );
         let mut args = GlobalArgs {
-            gitea_url: Some(fake.url()),
-            gitea_token: Some(ALICE.into()),
+            gitea_url: Some(aegis_gitea_mcp::config::parse_gitea_url(&fake.url()).expect("a URL")),
+            gitea_token: Some(aegis_gitea_mcp::config::Secret::new(ALICE)),
             spec: Some(path),
             ..GlobalArgs::default()
         };
@@ -107,7 +107,7 @@ impl Harness {
     /// Another executor with the same settings and another token.
     fn context(&self, token: &str) -> Context {
         let args = GlobalArgs {
-            gitea_token: Some(token.into()),
+            gitea_token: Some(aegis_gitea_mcp::config::Secret::new(token)),
             ..self.args.clone()
         };
         executor(&Config::from_args(&args).expect("a valid configuration"))
@@ -660,7 +660,7 @@ fn assert_withheld(out: &ToolOutput, action: &str, code: &str, needle: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_only_withholds_writes_on_execute_and_raw() {
-    let h = Harness::with_demo(|a| a.read_only = Some("true".into())).await;
+    let h = Harness::with_demo(|a| a.read_only = true).await;
     let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert_withheld(&out, "gitea_issue_create", "read_only", "READ_ONLY");
     // Even a dry run or a confirmed destructive call: the policy comes first.
@@ -709,7 +709,7 @@ async fn disabled_tools_by_name_operation_id_and_domain() {
     ] {
         let h = Harness::with_demo(|a| {
             a.disabled_tools = Some(format!("gitea_nothing_x, {entry}"));
-            a.disabled_tools_allow_unknown = Some("true".into());
+            a.disabled_tools_allow_unknown = true;
         })
         .await;
         let arguments = if action == "gitea_issue_create" {
@@ -1017,7 +1017,7 @@ async fn reads_are_retried_and_writes_are_sent_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_retries_when_turned_off() {
-    let h = Harness::with_demo(|a| a.gitea_retries = Some("0".into())).await;
+    let h = Harness::with_demo(|a| a.gitea_retries = 0).await;
     h.fake
         .inject(Fault::Status(502).on("GET", "/repos/alice/demo"));
     let out = h.exec("gitea_repo_get", demo()).await;
@@ -1030,7 +1030,7 @@ async fn no_retries_when_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paging_reports_totals_and_the_next_page_arguments() {
     // Room for 50 whole issues, so the page is not cut.
-    let h = Harness::start(|a| a.max_response_bytes = Some("1000000".into())).await;
+    let h = Harness::start(|a| a.max_response_bytes = 1000000).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_issues("alice", "demo", 75);
 
@@ -1081,7 +1081,7 @@ async fn paging_reports_totals_and_the_next_page_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
-    let h = Harness::start(|a| a.max_response_bytes = Some("2000".into())).await;
+    let h = Harness::start(|a| a.max_response_bytes = 2000).await;
     h.fake.seed_repo("alice", "demo");
     for i in 0..40 {
         h.fake
@@ -1146,7 +1146,7 @@ async fn long_lists_are_cut_at_whole_items_and_text_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diffs_are_text_and_files_are_bounded_binary() {
-    let h = Harness::start(|a| a.max_file_size_bytes = Some("64".into())).await;
+    let h = Harness::start(|a| a.max_file_size_bytes = 64).await;
     h.fake.seed_repo("alice", "demo");
     h.fake.seed_branch("alice", "demo", "feature", None);
     h.fake
@@ -1320,7 +1320,7 @@ async fn dry_runs_show_the_request_without_sending_it_and_redact_secrets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn safe_mode_previews_writes_but_runs_reads() {
-    let h = Harness::with_demo(|a| a.safe_mode = Some("true".into())).await;
+    let h = Harness::with_demo(|a| a.safe_mode = true).await;
     let out = h.exec("gitea_issue_create", demo_issue("x")).await;
     assert!(!out.is_error, "{}", out.text);
     assert_eq!(out.structured["dry_run"], true);
@@ -1447,7 +1447,7 @@ async fn destructive_calls_need_a_one_use_token_bound_to_the_arguments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_confirm_destructive_deletes_directly() {
-    let h = Harness::start(|a| a.confirm_destructive = Some("false".into())).await;
+    let h = Harness::start(|a| a.confirm_destructive = false).await;
     h.fake.seed_repo("alice", "demo");
     h.exec("gitea_repo_delete", demo()).await.ok_status(204);
     assert!(!h.fake.repo_exists("alice", "demo"));
@@ -1534,7 +1534,7 @@ async fn raw_requests_match_the_catalog_and_refuse_tricks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_unknown_paths_can_be_allowed() {
     let h = Harness::with_demo(|a| {
-        a.raw_unknown_paths = Some("allow".into());
+        a.raw_unknown_paths = aegis_gitea_mcp::config::UnknownPaths::Allow;
         a.disabled_tools = Some("admin".into());
     })
     .await;
@@ -1567,7 +1567,7 @@ async fn raw_unknown_paths_can_be_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_requests_can_be_turned_off() {
-    let h = Harness::with_demo(|a| a.raw_requests = Some("false".into())).await;
+    let h = Harness::with_demo(|a| a.raw_requests = false).await;
     for input in [
         json!({"method": "GET", "path": "/repos/alice/demo"}),
         json!({"method": "POST", "path": "/repos/alice/demo/issues", "body": {"title": "x"}}),
@@ -1591,7 +1591,7 @@ async fn raw_requests_can_be_turned_off() {
 
 async fn unknown_raw_paths_are_held_to_their_domain() {
     let h = Harness::start(|a| {
-        a.raw_unknown_paths = Some("allow".into());
+        a.raw_unknown_paths = aegis_gitea_mcp::config::UnknownPaths::Allow;
         a.toolsets = Some("repo".into());
         a.disabled_tools = Some("pull".into());
     })

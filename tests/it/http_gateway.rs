@@ -199,8 +199,10 @@ impl Gw {
         let mut setup = Setup {
             spec,
             args: GlobalArgs {
-                gitea_url: Some(fake.url()),
-                gitea_token: Some(SERVER_TOKEN.into()),
+                gitea_url: Some(
+                    aegis_gitea_mcp::config::parse_gitea_url(&fake.url()).expect("a URL"),
+                ),
+                gitea_token: Some(aegis_gitea_mcp::config::Secret::new(SERVER_TOKEN)),
                 spec: Some(spec_path),
                 audit_log: Some(audit.display().to_string()),
                 ..GlobalArgs::default()
@@ -744,8 +746,10 @@ async fn no_authentication_is_refused_off_loopback() {
         let s = Setup {
             spec: fixture_spec(),
             args: GlobalArgs {
-                gitea_url: Some(fake.url()),
-                gitea_token: Some(SERVER_TOKEN.into()),
+                gitea_url: Some(
+                    aegis_gitea_mcp::config::parse_gitea_url(&fake.url()).expect("a URL"),
+                ),
+                gitea_token: Some(aegis_gitea_mcp::config::Secret::new(SERVER_TOKEN)),
                 spec: Some(PathBuf::from(FIXTURE)),
                 ..GlobalArgs::default()
             },
@@ -1419,7 +1423,7 @@ async fn metrics_are_open_on_loopback_only() {
 async fn health_follows_gitea_and_the_root_does_not() {
     let gw = Gw::start(|s| {
         s.gateway.health_ttl = Duration::ZERO;
-        s.args.gitea_retries = Some("0".into());
+        s.args.gitea_retries = 0;
     })
     .await;
     let r = gw.get("/health", None).await;
@@ -2277,9 +2281,9 @@ async fn unknown_raw_paths_are_judged_by_their_template_family() {
     }
     // A disabled action under a catch-all spelling (a branch name with a slash).
     let gw = Gw::start(|s| {
-        s.args.raw_unknown_paths = Some("allow".into());
+        s.args.raw_unknown_paths = aegis_gitea_mcp::config::UnknownPaths::Allow;
         s.args.disabled_tools = Some("repoDeleteBranch".into());
-        s.args.confirm_destructive = Some("false".into());
+        s.args.confirm_destructive = false;
     })
     .await;
     gw.fake.clear_requests();
@@ -2306,9 +2310,9 @@ async fn unknown_raw_paths_are_judged_by_their_template_family() {
 
     // An owner that spells a literal of another template is still an owner.
     let gw = Gw::start(|s| {
-        s.args.raw_unknown_paths = Some("allow".into());
+        s.args.raw_unknown_paths = aegis_gitea_mcp::config::UnknownPaths::Allow;
         s.args.toolsets = Some("issue".into());
-        s.args.confirm_destructive = Some("false".into());
+        s.args.confirm_destructive = false;
     })
     .await;
     gw.fake.clear_requests();
@@ -2656,8 +2660,8 @@ async fn service_reads_from_gitea_are_bounded() {
     assert_eq!(r.status, 503, "{}", r.body);
     // The start-up scope read: unreadable scopes withhold nothing.
     let config = Config::from_args(&GlobalArgs {
-        gitea_url: Some(gw.fake.url()),
-        gitea_token: Some(SERVER_TOKEN.into()),
+        gitea_url: Some(aegis_gitea_mcp::config::parse_gitea_url(&gw.fake.url()).expect("a URL")),
+        gitea_token: Some(aegis_gitea_mcp::config::Secret::new(SERVER_TOKEN)),
         ..GlobalArgs::default()
     })
     .unwrap();

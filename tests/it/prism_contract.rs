@@ -52,10 +52,10 @@ struct Outcome {
 
 fn config_for(url: &str) -> Config {
     let args = GlobalArgs {
-        gitea_url: Some(url.to_string()),
-        gitea_token: Some("prism-token".into()),
+        gitea_url: Some(aegis_gitea_mcp::config::parse_gitea_url(url).expect("a URL")),
+        gitea_token: Some(aegis_gitea_mcp::config::Secret::new("prism-token")),
         // One request per call: a retry would only repeat what Prism already judged.
-        gitea_retries: Some("0".into()),
+        gitea_retries: 0,
         ..Default::default()
     };
     Config::from_args(&args).unwrap_or_else(|e| panic!("configuration for {url}: {e}"))

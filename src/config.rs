@@ -79,6 +79,8 @@ pub mod defaults {
     pub const CONFIRM_DESTRUCTIVE: bool = true;
     /// `RAW_REQUESTS`.
     pub const RAW_REQUESTS: bool = true;
+    /// `SANITIZE`.
+    pub const SANITIZE: bool = true;
 }
 
 /// How raw requests treat paths no catalog operation matches.
@@ -196,6 +198,10 @@ pub struct GlobalArgs {
     #[arg(long = "raw-unknown-paths", env = "RAW_UNKNOWN_PATHS", global = true, value_name = "POLICY", value_enum, default_value_t = UnknownPaths::Deny)]
     pub raw_unknown_paths: UnknownPaths,
 
+    /// Remove what a reader of Gitea cannot see (invisible characters, HTML comments, hidden elements) from user-written text in answers
+    #[arg(long = "sanitize", env = "SANITIZE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::SANITIZE, value_parser = Bool)]
+    pub sanitize: bool,
+
     /// Audit log: a file (appended, hash-chained JSON lines) or - for stderr; unset = no audit log
     #[arg(
         long = "audit-log",
@@ -232,6 +238,7 @@ impl Default for GlobalArgs {
             confirm_destructive: defaults::CONFIRM_DESTRUCTIVE,
             raw_requests: defaults::RAW_REQUESTS,
             raw_unknown_paths: UnknownPaths::Deny,
+            sanitize: defaults::SANITIZE,
             audit_log: None,
         }
     }
@@ -444,6 +451,8 @@ pub struct Config {
     pub raw_unknown_paths: bool,
     /// Where audit records go (`-` = stderr), if anywhere.
     pub audit_log: Option<String>,
+    /// User-written text in answers is sanitised (`render::sanitize`).
+    pub sanitize: bool,
 }
 
 impl Config {
@@ -490,6 +499,7 @@ impl Config {
             raw_requests: args.raw_requests,
             raw_unknown_paths: args.raw_unknown_paths == UnknownPaths::Allow,
             audit_log: args.audit_log.clone().filter(|v| !v.trim().is_empty()),
+            sanitize: args.sanitize,
         })
     }
 }

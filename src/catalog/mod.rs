@@ -292,6 +292,9 @@ pub struct Action {
     pub response: ResponseKind,
     /// The successful answer is a list (JSON array).
     pub returns_list: bool,
+    /// The answer carries text written by Gitea users (issue and comment bodies, commit
+    /// messages, descriptions, file contents): untrusted data, sanitised in answers.
+    pub user_content: bool,
     /// MCP annotations.
     pub annotations: Annotations,
     /// Token scopes Gitea checks for this route.
@@ -473,6 +476,39 @@ fn truncate_chars(s: &str, max: usize) -> String {
 /// Verbs that mean the call overwrites or removes what exists.
 const REPLACING_WORDS: [&str; 6] = ["replace", "update", "set", "reset", "rename", "transfer"];
 
+/// Property names whose values Gitea users write.
+const USER_TEXT_FIELDS: [&str; 6] = ["body", "content", "message", "title", "description", "note"];
+
+/// True when a successful answer of `op` carries user-written text: text answers (diffs, raw
+/// files), or a JSON definition with a user-text property, itself or one `$ref` down (a
+/// commit's `commit.message`).
+fn returns_user_text(op: &Operation, spec: &Spec) -> bool {
+    fn has_text(def: &Value, spec: &Spec, depth: u8) -> bool {
+        let Some(props) = def.get("properties").and_then(Value::as_object) else {
+            return false;
+        };
+        props.iter().any(|(name, p)| {
+            USER_TEXT_FIELDS.contains(&name.as_str())
+                || (depth > 0
+                    && p.get("$ref")
+                        .or_else(|| p.pointer("/items/$ref"))
+                        .and_then(Value::as_str)
+                        .and_then(|r| r.strip_prefix("#/definitions/"))
+                        .and_then(|n| spec.definitions.get(n))
+                        .is_some_and(|d| has_text(d, spec, depth - 1)))
+        })
+    }
+    match op.response {
+        ResponseKind::Text => true,
+        ResponseKind::Json => op
+            .response_definition
+            .as_deref()
+            .and_then(|n| spec.definitions.get(n))
+            .is_some_and(|d| has_text(d, spec, 1)),
+        _ => false,
+    }
+}
+
 fn annotations(op: &Operation) -> Annotations {
     let words = split_words(&op.operation_id);
     let replacing = words.iter().any(|w| REPLACING_WORDS.contains(&w.as_str()));
@@ -585,6 +621,7 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         body,
         response: op.response,
         returns_list: op.returns_list,
+        user_content: returns_user_text(op, spec),
         annotations: annotations(op),
         scopes: scopes_for(op.method, &op.path),
         route: route::Pattern::parse(&op.path),

@@ -14,7 +14,7 @@ use super::{Exit, UsageError};
 /// Arguments of `catalog`.
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
-    /// Print a JSON array (fields: name, operation_id, method, path, domain, summary, read_only, destructive, idempotent, scopes, deprecated)
+    /// Print a JSON array (fields: name, operation_id, method, path, domain, summary, read_only, destructive, idempotent, scopes, deprecated, user_content)
     #[arg(long)]
     json: bool,
     /// Only this domain
@@ -45,6 +45,7 @@ fn json_row(a: &Action) -> Value {
         "idempotent": a.annotations.idempotent,
         "scopes": a.scopes.scopes().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         "deprecated": a.deprecated,
+        "user_content": a.user_content,
     })
 }
 

@@ -63,6 +63,8 @@ pub struct ExecConfig {
     pub limits: Limits,
     /// How long a confirmation token is valid.
     pub confirm_ttl: Duration,
+    /// User-written text in answers is sanitised (applied by `render`, which reads it here).
+    pub sanitize: bool,
 }
 
 impl ExecConfig {
@@ -78,6 +80,7 @@ impl ExecConfig {
                 max_file_size_bytes: config.max_file_size_bytes,
             },
             confirm_ttl: CONFIRM_TTL,
+            sanitize: config.sanitize,
         }
     }
 }

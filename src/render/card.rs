@@ -25,6 +25,9 @@ pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Val
     if action.deprecated {
         card.insert("deprecated".into(), json!(true));
     }
+    if action.user_content {
+        card.insert("user_content".into(), json!(true));
+    }
     if let Decision::Withheld { reason } = decision {
         card.insert("withheld".into(), json!({"reason": reason.to_string(), "code": reason.code(), "who_can_change": reason.who_can_change()}));
     }
@@ -58,6 +61,9 @@ pub fn card_text(out: &mut String, rank: usize, action: &Action, decision: &Deci
     }
     if action.deprecated {
         flags.push("deprecated");
+    }
+    if action.user_content {
+        flags.push("returns user-written text");
     }
     let required: Vec<String> = required_args(action).keys().cloned().collect();
     let _ = write!(

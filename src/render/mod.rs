@@ -9,11 +9,32 @@
 pub mod call;
 pub mod card;
 pub mod resource;
+pub mod sanitize;
 
 use serde_json::Value;
 
 use crate::audit::{Facts, OutcomeKind};
 use crate::outbound::{self, Secrets};
+
+/// How an answer is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The text's share of the answer bound (a binary file's base64 goes into the text only
+    /// when it fits).
+    pub text_budget: usize,
+    /// User-written text is sanitised ([`sanitize`]).
+    pub sanitize: bool,
+}
+
+impl Options {
+    /// The options of an executor's settings.
+    pub fn of(config: &crate::exec::ExecConfig) -> Options {
+        Options {
+            text_budget: config.limits.data_budget(),
+            sanitize: config.sanitize,
+        }
+    }
+}
 
 /// What a tool call answers.
 #[derive(Debug, Clone, PartialEq)]

@@ -201,6 +201,8 @@ pub struct Operation {
     pub response: ResponseKind,
     /// The successful answer is a JSON array (a collection).
     pub returns_list: bool,
+    /// The definition a successful answer holds (or lists), when it names one.
+    pub response_definition: Option<String>,
     /// sha256 of the operation's JSON, used to tell changed operations apart.
     pub digest: String,
 }
@@ -455,6 +457,7 @@ impl Context<'_> {
         let responses = obj.get("responses").and_then(Value::as_object);
         let response = self.response_kind(responses, &produces);
         let returns_list = self.returns_list(responses);
+        let response_definition = self.response_definition(responses);
         Ok(Operation {
             method,
             path: path.to_string(),
@@ -471,6 +474,7 @@ impl Context<'_> {
                 .unwrap_or(false),
             response,
             returns_list,
+            response_definition,
             digest: crate::digest::sha256_hex(op.to_string().as_bytes()),
         })
     }
@@ -510,6 +514,21 @@ impl Context<'_> {
             .and_then(|r| r.strip_prefix("#/responses/"))
             .and_then(|n| self.shared_responses.and_then(|m| m.get(n)))
             .unwrap_or(resp)
+    }
+
+    /// The `#/definitions/…` name of a 2xx response's schema (or of its items).
+    fn response_definition(&self, responses: Option<&Map<String, Value>>) -> Option<String> {
+        responses?
+            .iter()
+            .filter(|(code, _)| code.starts_with('2'))
+            .find_map(|(_, resp)| {
+                let schema = self.resolve_response(resp).get("schema")?;
+                let r = schema
+                    .get("$ref")
+                    .or_else(|| schema.pointer("/items/$ref"))?
+                    .as_str()?;
+                r.strip_prefix("#/definitions/").map(str::to_string)
+            })
     }
 
     /// True when a 2xx response's schema is an array.

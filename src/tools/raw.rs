@@ -62,5 +62,5 @@ pub async fn run(
         confirm,
     };
     let result = exec::raw_call(state, ctx, caller, call).await;
-    render::call::render(&result, ctx.config.limits.data_budget())
+    render::call::render(&result, render::Options::of(&ctx.config))
 }

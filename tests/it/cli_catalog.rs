@@ -53,6 +53,7 @@ fn json_rows_have_exactly_the_documented_fields() {
         "idempotent",
         "scopes",
         "deprecated",
+        "user_content",
     ]
     .into_iter()
     .collect();
@@ -60,10 +61,28 @@ fn json_rows_have_exactly_the_documented_fields() {
         let obj = row.as_object().expect("each row is an object");
         let keys: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
         assert_eq!(keys, expected, "{row}");
-        for flag in ["read_only", "destructive", "idempotent", "deprecated"] {
+        for flag in [
+            "read_only",
+            "destructive",
+            "idempotent",
+            "deprecated",
+            "user_content",
+        ] {
             assert!(obj[flag].is_boolean(), "{flag} in {row}");
         }
         assert!(obj["scopes"].is_array(), "{row}");
+    }
+    // Issues, comments and raw files carry what users wrote; the version does not.
+    for (name, user) in [
+        ("gitea_issue_get", true),
+        ("gitea_issue_get_comments", true),
+        ("gitea_repo_get_raw_file", false),
+        ("gitea_pull_download_diff_or_patch", true),
+        ("gitea_misc_get_version", false),
+        ("gitea_repo_get_single_commit", true),
+    ] {
+        let r = rows.iter().find(|r| r["name"] == name).expect(name);
+        assert_eq!(r["user_content"], user, "{name}");
     }
     let row = |name: &str| {
         rows.iter()

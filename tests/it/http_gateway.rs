@@ -116,7 +116,7 @@ impl Drop for Gw {
     }
 }
 
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     http_client(DEADLINE)
 }
 
@@ -1737,7 +1737,7 @@ struct Output {
 }
 
 /// The binary, with stdout and stderr collected and stderr lines streamed.
-struct Proc {
+pub(crate) struct Proc {
     child: Child,
     stdout: Captured,
     stderr: Captured,
@@ -1764,7 +1764,7 @@ fn strip_ansi(s: &str) -> String {
 }
 
 impl Proc {
-    fn spawn(args: &[&str], env: &[(&str, String)]) -> Proc {
+    pub(crate) fn spawn(args: &[&str], env: &[(&str, String)]) -> Proc {
         let mut child = bin_with_empty_env()
             .env("NO_COLOR", "1")
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -1802,7 +1802,7 @@ impl Proc {
     }
 
     /// Waits for the address the server announces on stderr.
-    async fn address(&mut self) -> SocketAddr {
+    pub(crate) async fn address(&mut self) -> SocketAddr {
         let deadline = tokio::time::Instant::now() + DEADLINE;
         loop {
             let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {

@@ -26,3 +26,4 @@ mod prism_contract;
 mod scopes;
 mod search_documents;
 mod search_queries;
+mod untrusted_content;

@@ -290,7 +290,7 @@ impl Mcp {
     }
 
     /// `resources/read`: the result, or the JSON-RPC error.
-    async fn read(&mut self, uri: &str) -> Result<Value, Value> {
+    pub(crate) async fn read(&mut self, uri: &str) -> Result<Value, Value> {
         let resp = self
             .request("resources/read", Some(json!({"uri": uri})))
             .await;

@@ -83,6 +83,19 @@ pub mod defaults {
     pub const SANITIZE: bool = true;
 }
 
+/// What the cross-repository flow guard does with a write that follows reads of non-public
+/// repositories (`exec::flow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FlowGuard {
+    /// The write needs the confirmation step, its preview naming the sources.
+    #[default]
+    Confirm,
+    /// The write is refused.
+    Deny,
+    /// No guard.
+    Off,
+}
+
 /// How raw requests treat paths no catalog operation matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum UnknownPaths {
@@ -202,6 +215,10 @@ pub struct GlobalArgs {
     #[arg(long = "sanitize", env = "SANITIZE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::SANITIZE, value_parser = Bool)]
     pub sanitize: bool,
 
+    /// After reading a non-public repository, a write elsewhere needs confirmation (confirm), is refused (deny), or is not guarded (off)
+    #[arg(long = "flow-guard", env = "FLOW_GUARD", global = true, value_name = "MODE", value_enum, default_value_t = FlowGuard::Confirm)]
+    pub flow_guard: FlowGuard,
+
     /// Audit log: a file (appended, hash-chained JSON lines) or - for stderr; unset = no audit log
     #[arg(
         long = "audit-log",
@@ -239,6 +256,7 @@ impl Default for GlobalArgs {
             raw_requests: defaults::RAW_REQUESTS,
             raw_unknown_paths: UnknownPaths::Deny,
             sanitize: defaults::SANITIZE,
+            flow_guard: FlowGuard::Confirm,
             audit_log: None,
         }
     }
@@ -453,6 +471,8 @@ pub struct Config {
     pub audit_log: Option<String>,
     /// User-written text in answers is sanitised (`render::sanitize`).
     pub sanitize: bool,
+    /// The cross-repository flow guard.
+    pub flow_guard: FlowGuard,
 }
 
 impl Config {
@@ -500,6 +520,7 @@ impl Config {
             raw_unknown_paths: args.raw_unknown_paths == UnknownPaths::Allow,
             audit_log: args.audit_log.clone().filter(|v| !v.trim().is_empty()),
             sanitize: args.sanitize,
+            flow_guard: args.flow_guard,
         })
     }
 }

@@ -81,6 +81,8 @@ pub struct Facts {
     pub kind: OutcomeKind,
     /// Gitea's status, when a request was sent.
     pub status: Option<u16>,
+    /// The non-public repositories read before this write (the flow guard's sources).
+    pub flow_from: Vec<String>,
 }
 
 impl Facts {
@@ -96,6 +98,7 @@ impl Facts {
                     request: Some(line(&done.request)),
                     kind: OutcomeKind::Ok,
                     status: Some(done.status),
+                    flow_from: done.flow_from.clone(),
                 }
             }
             Err(refusal) => {
@@ -129,11 +132,21 @@ impl Facts {
                     Refusal::Unanswered { .. } => OutcomeKind::Unknown,
                     _ => OutcomeKind::Error,
                 };
+                let flow_from = match refusal {
+                    Refusal::NeedsConfirmation { preview, .. }
+                    | Refusal::ConfirmationRefused { preview, .. } => preview.flow_from.clone(),
+                    Refusal::Withheld {
+                        reason: crate::policy::WithheldReason::FlowGuard { sources },
+                        ..
+                    } => sources.clone(),
+                    _ => Vec::new(),
+                };
                 Facts {
                     action,
                     request: refusal.request().map(line),
                     kind,
                     status: refusal.status(),
+                    flow_from,
                 }
             }
         }
@@ -241,6 +254,9 @@ impl AuditLog {
             body.insert("reason".into(), json!(reason));
         }
         body.insert("gitea_status".into(), json!(entry.facts.status));
+        if !entry.facts.flow_from.is_empty() {
+            body.insert("flow_from".into(), json!(entry.facts.flow_from));
+        }
         body.insert("duration_ms".into(), json!(entry.duration_ms));
         body.insert("prev".into(), json!(chain.prev));
         let hash = record_hash(&body);
@@ -398,6 +414,7 @@ mod tests {
             request: Some(("GET".into(), "/repos/a/b".into())),
             kind: OutcomeKind::Ok,
             status: Some(200),
+            flow_from: vec![],
         };
         let denied = Facts {
             kind: OutcomeKind::Denied("read_only".into()),

@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod confirm;
+pub mod flow;
 pub mod outcome;
 pub mod raw;
 pub mod request;
@@ -22,7 +23,7 @@ use crate::catalog::{Action, Catalog, HttpMethod, ResponseKind};
 use crate::config::{Config, Secret};
 use crate::gitea::{self, Body, ClientConfig, GiteaClient, Request};
 use crate::metrics::Metrics;
-use crate::policy::Allowed;
+use crate::policy::{Allowed, WithheldReason};
 use crate::search::SearchOptions;
 use crate::state::State;
 pub use args::{ValidatedArgs, Validators};
@@ -63,6 +64,8 @@ pub struct ExecConfig {
     pub limits: Limits,
     /// How long a confirmation token is valid.
     pub confirm_ttl: Duration,
+    /// The cross-repository flow guard.
+    pub flow_guard: flow::FlowGuard,
     /// User-written text in answers is sanitised (applied by `render`, which reads it here).
     pub sanitize: bool,
 }
@@ -81,6 +84,7 @@ impl ExecConfig {
             },
             confirm_ttl: CONFIRM_TTL,
             sanitize: config.sanitize,
+            flow_guard: config.flow_guard,
         }
     }
 }
@@ -167,6 +171,8 @@ pub struct Context {
     pub config: ExecConfig,
     /// Outstanding confirmation tokens (shared by every caller).
     pub confirmations: Arc<Confirmations>,
+    /// What each caller read that is not public (the flow guard's memory).
+    pub flows: flow::Flows,
     /// The server's own token, for callers with [`Credential::Server`].
     server_token: Option<Secret>,
 }
@@ -183,6 +189,7 @@ impl Context {
             client,
             config: exec,
             confirmations,
+            flows: flow::Flows::default(),
             server_token: config.token.clone(),
         })
     }
@@ -273,10 +280,11 @@ pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>)
         destructive: action.annotations.destructive,
         scopes: action.scopes.scopes(),
         digest: &digest,
+        flow_from: flow_sources(ctx, caller, action.annotations.read_only, &req).await,
     };
     gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
     let check_with = read_back(&state.catalog, action);
-    send(
+    let result = send(
         ctx,
         caller,
         Some(action),
@@ -285,7 +293,76 @@ pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>)
         &req,
         allowed,
     )
-    .await
+    .await;
+    after(caller, ctx, &req, guard.flow_from, result)
+}
+
+/// The flow guard's sources for a write: the repositories `caller` read, other than the one
+/// the request writes to, that are not public (none for reads, or with the guard off). Reads
+/// cost nothing extra: visibility is asked of Gitea only here, once per repository for a few
+/// minutes, and a repository whose visibility cannot be read counts as not public.
+async fn flow_sources(
+    ctx: &Context,
+    caller: &Caller,
+    read_only: bool,
+    req: &Request,
+) -> Vec<String> {
+    if read_only || ctx.config.flow_guard == flow::FlowGuard::Off {
+        return Vec::new();
+    }
+    let read = ctx
+        .flows
+        .sources(caller.principal(), flow::repo_of(&req.path).as_deref());
+    let mut private = Vec::new();
+    for repo in read {
+        let is_private = match ctx.flows.cached_private(&repo) {
+            Some(p) => p,
+            None => {
+                let p = match ctx
+                    .client
+                    .get_bytes(
+                        &format!("{}/repos/{repo}", gitea::API_PREFIX),
+                        ctx.token_for(caller),
+                        SMALL_READ_LIMIT,
+                    )
+                    .await
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                {
+                    Some(v) => {
+                        v.get("private").and_then(Value::as_bool) != Some(false)
+                            || v.get("internal").and_then(Value::as_bool) == Some(true)
+                    }
+                    None => true,
+                };
+                ctx.flows.cache_private(&repo, p);
+                p
+            }
+        };
+        if is_private {
+            private.push(repo);
+        }
+    }
+    private
+}
+
+/// What a finished call leaves for the flow guard: a successful read of a repository is
+/// remembered for the caller; a write carries its sources into the result (and the audit).
+fn after(
+    caller: &Caller,
+    ctx: &Context,
+    req: &Request,
+    flow_from: Vec<String>,
+    result: CallResult,
+) -> CallResult {
+    let mut done = result?;
+    done.flow_from = flow_from;
+    if ctx.config.flow_guard != flow::FlowGuard::Off && req.method.is_read() {
+        if let Some(repo) = flow::repo_of(&req.path) {
+            ctx.flows.record(caller.principal(), &repo);
+        }
+    }
+    Ok(done)
 }
 
 /// The read action that shows whether a write took effect: a GET on the same path, else on
@@ -410,10 +487,12 @@ pub async fn raw_call(
         destructive: action.map_or(method == HttpMethod::Delete, |a| a.annotations.destructive),
         scopes: action.map(|a| a.scopes.scopes()).unwrap_or_default(),
         digest: &digest,
+        flow_from: flow_sources(ctx, caller, method.is_read(), &req).await,
     };
     gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
     let check_with = action.and_then(|a| read_back(&state.catalog, a));
-    send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await
+    let result = send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await;
+    after(caller, ctx, &req, guard.flow_from, result)
 }
 
 /// What the guards need to know about a call. The digest is computed only when a
@@ -424,6 +503,8 @@ struct Guard<'a> {
     destructive: bool,
     scopes: &'a [crate::catalog::Scope],
     digest: &'a (dyn Fn() -> String + Sync),
+    /// The flow guard's sources (see [`flow_sources`]).
+    flow_from: Vec<String>,
 }
 
 /// Dry run, safe mode and confirmation: the refusal that stops the call, or `Ok` to go on.
@@ -435,12 +516,23 @@ fn gate(
     confirm: Option<&str>,
 ) -> Result<(), Refusal> {
     let previewing = dry_run || (ctx.config.safe_mode && !g.read_only);
-    let confirming = g.destructive && ctx.config.confirm_destructive;
+    let flow = !g.flow_from.is_empty();
+    if flow && ctx.config.flow_guard == flow::FlowGuard::Deny && !previewing {
+        return Err(Refusal::Withheld {
+            target: g.target.to_string(),
+            reason: WithheldReason::FlowGuard {
+                sources: g.flow_from.clone(),
+            },
+        });
+    }
+    let confirming = (g.destructive && ctx.config.confirm_destructive)
+        || (flow && ctx.config.flow_guard == flow::FlowGuard::Confirm);
     if !previewing && !confirming {
         // The common case: nothing to show, nothing to hash.
         return Ok(());
     }
-    let preview = Box::new(preview(&ctx.client, req, g.scopes));
+    let mut preview = Box::new(preview(&ctx.client, req, g.scopes));
+    preview.flow_from = g.flow_from.clone();
     let target = g.target.to_string();
     if previewing {
         let reason = if dry_run {
@@ -564,6 +656,7 @@ fn preview(client: &GiteaClient, req: &Request, scopes: &[crate::catalog::Scope]
         sudo: req.sudo.clone(),
         body,
         scopes: scopes.to_vec(),
+        flow_from: Vec::new(),
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Executed {
     pub status: u16,
     /// The answer, shaped to fit.
     pub body: Shaped,
+    /// The non-public repositories read before this write (the flow guard's sources; empty
+    /// for reads and unguarded writes).
+    pub flow_from: Vec<String>,
 }
 
 /// A successful answer's body, within the answer's bounds.
@@ -135,6 +138,9 @@ pub struct Preview {
     pub body: Value,
     /// Token scopes the route needs.
     pub scopes: Vec<Scope>,
+    /// The non-public repositories read before this write, when the flow guard asks for the
+    /// confirmation.
+    pub flow_from: Vec<String>,
 }
 
 /// A confirmation token offered for a destructive call.

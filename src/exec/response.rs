@@ -163,6 +163,7 @@ pub fn shape(
         request,
         status,
         body,
+        flow_from: Vec::new(),
     })
 }
 

@@ -82,6 +82,12 @@ pub enum WithheldReason {
     /// The id names no action of the catalog this policy was made for (a programming error;
     /// refused rather than allowed).
     NotInCatalog,
+    /// `FLOW_GUARD=deny`: the write follows reads of non-public repositories and would place
+    /// content elsewhere.
+    FlowGuard {
+        /// The non-public repositories read before.
+        sources: Vec<String>,
+    },
 }
 
 impl WithheldReason {
@@ -95,6 +101,9 @@ impl WithheldReason {
                 "whoever issues the Gitea token (create a token with the missing scopes)"
             }
             WithheldReason::NotInCatalog => "nobody: the action does not exist on this server",
+            WithheldReason::FlowGuard { .. } => {
+                "the server operator (FLOW_GUARD=confirm asks for a confirmation instead)"
+            }
         }
     }
 
@@ -106,6 +115,7 @@ impl WithheldReason {
             WithheldReason::ReadOnly => "read_only",
             WithheldReason::MissingScopes { .. } => "token_scope",
             WithheldReason::NotInCatalog => "not_in_catalog",
+            WithheldReason::FlowGuard { .. } => "flow_guard",
         }
     }
 }
@@ -130,6 +140,11 @@ impl fmt::Display for WithheldReason {
                 write!(f, "the Gitea token lacks the scope {}", list.join(", "))
             }
             WithheldReason::NotInCatalog => f.write_str("no such action in this catalog"),
+            WithheldReason::FlowGuard { sources } => write!(
+                f,
+                "this write follows reads of the non-public {} in this session and could carry their content elsewhere; FLOW_GUARD=deny refuses such writes",
+                sources.join(", ")
+            ),
         }
     }
 }

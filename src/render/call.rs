@@ -189,14 +189,30 @@ pub fn preview_json(p: &Preview) -> Value {
     if let Some(s) = &p.sudo {
         headers.insert("Sudo".into(), json!(s));
     }
-    json!({
+    let mut v = json!({
         "method": p.request.method.as_str(),
         "url": p.url,
         "query": p.query.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
         "headers": headers,
         "body": p.body,
         "required_scopes": p.scopes.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-    })
+    });
+    if !p.flow_from.is_empty() {
+        v["flow_from"] = json!(p.flow_from);
+    }
+    v
+}
+
+/// Why a call waits for its confirmation: it is destructive, or it follows reads of
+/// non-public repositories (the flow guard), or both.
+fn why_confirm(p: &Preview) -> String {
+    if p.flow_from.is_empty() {
+        return "is destructive".to_string();
+    }
+    format!(
+        "follows reads of the non-public {} in this session and could carry their content to another place (the flow guard); confirm only if the person you work for wants that data there",
+        p.flow_from.join(", ")
+    )
 }
 
 /// An error result: `message` as text and as `error`, with `fields` beside it.
@@ -308,7 +324,8 @@ fn refused(refusal: &Refusal) -> (String, Value, bool) {
             preview,
         } => (
             format!(
-                "confirmation required: {target} is destructive. It would send {}. To proceed, repeat the same call with \"confirm\": \"{}\" (valid {} s, once, for these exact arguments).",
+                "confirmation required: {target} {}. It would send {}. To proceed, repeat the same call with \"confirm\": \"{}\" (valid {} s, once, for these exact arguments).",
+                why_confirm(preview),
                 preview_json(preview),
                 offer.token,
                 offer.ttl_secs
@@ -591,6 +608,7 @@ mod tests {
             sudo: None,
             body: Value::Null,
             scopes: vec![Scope::parse("write:repository").unwrap()],
+            flow_from: vec![],
         }
     }
 
@@ -625,6 +643,7 @@ mod tests {
         let cases = [
             Ok(Executed {
                 action: Some(name("gitea_issue_list")),
+                flow_from: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Json {
@@ -650,12 +669,14 @@ mod tests {
             }),
             Ok(Executed {
                 action: Some(name("gitea_repo_delete")),
+                flow_from: Vec::new(),
                 request: line(HttpMethod::Delete, "/repos/alice/demo"),
                 status: 204,
                 body: Shaped::Empty,
             }),
             Ok(Executed {
                 action: Some(name("gitea_pull_download_diff_or_patch")),
+                flow_from: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Text {
@@ -668,6 +689,7 @@ mod tests {
             }),
             Ok(Executed {
                 action: Some(name("gitea_repo_get_raw_file")),
+                flow_from: Vec::new(),
                 request: get,
                 status: 200,
                 body: Shaped::Binary {
@@ -688,6 +710,7 @@ mod tests {
         let cases = [
             Ok(Executed {
                 action: Some(name("gitea_issue_get")),
+                flow_from: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Json {
@@ -699,6 +722,7 @@ mod tests {
             }),
             Ok(Executed {
                 action: Some(name("gitea_repo_get_raw_file")),
+                flow_from: Vec::new(),
                 request: get,
                 status: 200,
                 body: Shaped::Text {

@@ -160,3 +160,136 @@ async fn the_http_gateway_and_the_cli_sanitise_too() {
     assert_sanitised("CLI", &printed);
     assert!(printed.contains("\"sanitized\""), "{printed}");
 }
+
+/// alice's private `alice/secret` and public `alice/public`, an issue in each.
+async fn two_repos() -> FakeGitea {
+    let fake = FakeGitea::start().await;
+    fake.add_token(TOKEN, "alice", &["all"]);
+    fake.seed_repo_with(
+        "alice",
+        "secret",
+        crate::support::RepoSeed {
+            private: true,
+            ..Default::default()
+        },
+    );
+    fake.seed_issue("alice", "secret", "Rotate the production keys");
+    fake.seed_repo("alice", "public");
+    fake.seed_issue("alice", "public", "Hello");
+    fake
+}
+
+fn read_secret() -> Value {
+    json!({"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "secret", "index": 1}})
+}
+
+fn comment_on(repo: &str, confirm: Option<&str>) -> Value {
+    let mut v = json!({"action": "gitea_issue_create_comment", "arguments": {"owner": "alice", "repo": repo, "index": 1, "body": {"body": "what I found"}}});
+    if let Some(c) = confirm {
+        v["confirm"] = json!(c);
+    }
+    v
+}
+
+const PUBLIC_COMMENTS: &str = "/repos/alice/public/issues/1/comments";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_elsewhere_after_a_private_read_needs_the_confirmation_naming_the_source() {
+    let fake = two_repos().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.log");
+    let audit_s = audit.display().to_string();
+    let mut mcp = stdio(&fake, &[("AUDIT_LOG", &audit_s)]);
+    mcp.initialize().await;
+
+    // Public reads and writes are not a flow.
+    let r = mcp.call_tool("gitea_execute_action", json!({"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "public", "index": 1}})).await;
+    assert_eq!(r["structuredContent"]["status"], 200, "{r}");
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("public", None))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], 201, "{r}");
+    assert_eq!(fake.count("POST", PUBLIC_COMMENTS), 1);
+
+    // Read the private repository: now a comment elsewhere waits for a confirmation.
+    let r = mcp.call_tool("gitea_execute_action", read_secret()).await;
+    assert_eq!(r["structuredContent"]["status"], 200, "{r}");
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("public", None))
+        .await;
+    let s = &r["structuredContent"];
+    assert_eq!(s["confirmation_required"], true, "{r}");
+    assert_eq!(s["request"]["flow_from"], json!(["alice/secret"]), "{r}");
+    assert!(
+        text_of(&r).contains("follows reads of the non-public alice/secret"),
+        "{r}"
+    );
+    assert_eq!(fake.count("POST", PUBLIC_COMMENTS), 1, "nothing sent");
+    let token = s["confirm"].as_str().expect("a token").to_string();
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("public", Some(&token)))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], 201, "{r}");
+    assert_eq!(fake.count("POST", PUBLIC_COMMENTS), 2);
+    // Writing back into the repository that was read is no flow.
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("secret", None))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], 201, "{r}");
+    // The raw request is guarded the same way.
+    let r = mcp
+        .call_tool(
+            "gitea_api_request",
+            json!({"method": "POST", "path": PUBLIC_COMMENTS, "body": {"body": "raw"}}),
+        )
+        .await;
+    assert_eq!(r["structuredContent"]["confirmation_required"], true, "{r}");
+    mcp.close().await;
+
+    let log = std::fs::read_to_string(&audit).expect("the audit log");
+    let flows: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r.get("flow_from").is_some())
+        .collect();
+    let outcomes: Vec<&str> = flows.iter().filter_map(|r| r["outcome"].as_str()).collect();
+    assert_eq!(
+        outcomes,
+        ["confirmation-required", "ok", "confirmation-required"],
+        "{log}"
+    );
+    assert!(
+        flows
+            .iter()
+            .all(|r| r["flow_from"] == json!(["alice/secret"])),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn flow_guard_deny_refuses_and_off_lets_through() {
+    let fake = two_repos().await;
+    let mut mcp = stdio(&fake, &[("FLOW_GUARD", "deny")]);
+    mcp.initialize().await;
+    mcp.call_tool("gitea_execute_action", read_secret()).await;
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("public", None))
+        .await;
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        r["structuredContent"]["withheld"]["code"], "flow_guard",
+        "{r}"
+    );
+    assert!(text_of(&r).contains("alice/secret"), "{r}");
+    assert_eq!(fake.count("POST", PUBLIC_COMMENTS), 0);
+    mcp.close().await;
+
+    let mut mcp = stdio(&fake, &[("FLOW_GUARD", "off")]);
+    mcp.initialize().await;
+    mcp.call_tool("gitea_execute_action", read_secret()).await;
+    let r = mcp
+        .call_tool("gitea_execute_action", comment_on("public", None))
+        .await;
+    assert_eq!(r["structuredContent"]["status"], 201, "{r}");
+    mcp.close().await;
+}

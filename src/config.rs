@@ -215,6 +215,10 @@ pub struct GlobalArgs {
     #[arg(long = "sanitize", env = "SANITIZE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::SANITIZE, value_parser = Bool)]
     pub sanitize: bool,
 
+    /// On public repositories, replace text written by users without write access with a notice
+    #[arg(long = "lockdown", env = "LOCKDOWN", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
+    pub lockdown: bool,
+
     /// After reading a non-public repository, a write elsewhere needs confirmation (confirm), is refused (deny), or is not guarded (off)
     #[arg(long = "flow-guard", env = "FLOW_GUARD", global = true, value_name = "MODE", value_enum, default_value_t = FlowGuard::Confirm)]
     pub flow_guard: FlowGuard,
@@ -257,6 +261,7 @@ impl Default for GlobalArgs {
             raw_unknown_paths: UnknownPaths::Deny,
             sanitize: defaults::SANITIZE,
             flow_guard: FlowGuard::Confirm,
+            lockdown: false,
             audit_log: None,
         }
     }
@@ -473,6 +478,8 @@ pub struct Config {
     pub sanitize: bool,
     /// The cross-repository flow guard.
     pub flow_guard: FlowGuard,
+    /// Lockdown of outsiders' text on public repositories.
+    pub lockdown: bool,
 }
 
 impl Config {
@@ -521,6 +528,7 @@ impl Config {
             audit_log: args.audit_log.clone().filter(|v| !v.trim().is_empty()),
             sanitize: args.sanitize,
             flow_guard: args.flow_guard,
+            lockdown: args.lockdown,
         })
     }
 }

@@ -477,7 +477,8 @@ fn truncate_chars(s: &str, max: usize) -> String {
 const REPLACING_WORDS: [&str; 6] = ["replace", "update", "set", "reset", "rename", "transfer"];
 
 /// Property names whose values Gitea users write.
-const USER_TEXT_FIELDS: [&str; 6] = ["body", "content", "message", "title", "description", "note"];
+pub const USER_TEXT_FIELDS: [&str; 6] =
+    ["body", "content", "message", "title", "description", "note"];
 
 /// True when a successful answer of `op` carries user-written text: text answers (diffs, raw
 /// files), or a JSON definition with a user-text property, itself or one `$ref` down (a

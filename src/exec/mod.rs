@@ -9,6 +9,7 @@
 pub mod args;
 pub mod confirm;
 pub mod flow;
+pub mod lockdown;
 pub mod outcome;
 pub mod raw;
 pub mod request;
@@ -66,6 +67,8 @@ pub struct ExecConfig {
     pub confirm_ttl: Duration,
     /// The cross-repository flow guard.
     pub flow_guard: flow::FlowGuard,
+    /// Lockdown of outsiders' text on public repositories.
+    pub lockdown: bool,
     /// User-written text in answers is sanitised (applied by `render`, which reads it here).
     pub sanitize: bool,
 }
@@ -85,6 +88,7 @@ impl ExecConfig {
             confirm_ttl: CONFIRM_TTL,
             sanitize: config.sanitize,
             flow_guard: config.flow_guard,
+            lockdown: config.lockdown,
         }
     }
 }
@@ -173,6 +177,8 @@ pub struct Context {
     pub confirmations: Arc<Confirmations>,
     /// What each caller read that is not public (the flow guard's memory).
     pub flows: flow::Flows,
+    /// Who may write where (lockdown's memory).
+    pub access: lockdown::Access,
     /// The server's own token, for callers with [`Credential::Server`].
     server_token: Option<Secret>,
 }
@@ -190,6 +196,7 @@ impl Context {
             config: exec,
             confirmations,
             flows: flow::Flows::default(),
+            access: lockdown::Access::default(),
             server_token: config.token.clone(),
         })
     }
@@ -294,7 +301,15 @@ pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>)
         allowed,
     )
     .await;
-    after(caller, ctx, &req, guard.flow_from, result)
+    after(
+        caller,
+        ctx,
+        &req,
+        action.user_content,
+        guard.flow_from,
+        result,
+    )
+    .await
 }
 
 /// The flow guard's sources for a write: the repositories `caller` read, other than the one
@@ -315,51 +330,136 @@ async fn flow_sources(
         .sources(caller.principal(), flow::repo_of(&req.path).as_deref());
     let mut private = Vec::new();
     for repo in read {
-        let is_private = match ctx.flows.cached_private(&repo) {
-            Some(p) => p,
-            None => {
-                let p = match ctx
-                    .client
-                    .get_bytes(
-                        &format!("{}/repos/{repo}", gitea::API_PREFIX),
-                        ctx.token_for(caller),
-                        SMALL_READ_LIMIT,
-                    )
-                    .await
-                    .ok()
-                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-                {
-                    Some(v) => {
-                        v.get("private").and_then(Value::as_bool) != Some(false)
-                            || v.get("internal").and_then(Value::as_bool) == Some(true)
-                    }
-                    None => true,
-                };
-                ctx.flows.cache_private(&repo, p);
-                p
-            }
-        };
-        if is_private {
+        if repo_private(ctx, caller, &repo).await {
             private.push(repo);
         }
     }
     private
 }
 
-/// What a finished call leaves for the flow guard: a successful read of a repository is
-/// remembered for the caller; a write carries its sources into the result (and the audit).
-fn after(
+/// Whether `repo` (`owner/name`) is not public: from the cache, else from Gitea (cached for a
+/// few minutes); a visibility that cannot be read counts as not public.
+async fn repo_private(ctx: &Context, caller: &Caller, repo: &str) -> bool {
+    if let Some(p) = ctx.flows.cached_private(repo) {
+        return p;
+    }
+    let p = match small_get(ctx, caller, &format!("/repos/{repo}")).await {
+        Some(v) => {
+            v.get("private").and_then(Value::as_bool) != Some(false)
+                || v.get("internal").and_then(Value::as_bool) == Some(true)
+        }
+        None => true,
+    };
+    ctx.flows.cache_private(repo, p);
+    p
+}
+
+/// A small JSON read for the guards (`path` under `/api/v1`), `None` on any failure.
+async fn small_get(ctx: &Context, caller: &Caller, path: &str) -> Option<Value> {
+    let bytes = ctx
+        .client
+        .get_bytes(
+            &format!("{}{path}", gitea::API_PREFIX),
+            ctx.token_for(caller),
+            SMALL_READ_LIMIT,
+        )
+        .await
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Lockdown on one answer: on a public repository, the text of every author who is not the
+/// owner, the caller or a collaborator with write access is replaced with a notice. Returns
+/// the authors withheld.
+async fn lock_down(ctx: &Context, caller: &Caller, repo: &str, data: &mut Value) -> Vec<String> {
+    let found = lockdown::authored(data);
+    if found.is_empty() || repo_private(ctx, caller, repo).await {
+        return Vec::new();
+    }
+    let owner = repo.split('/').next().unwrap_or_default();
+    let me = match ctx.access.login_of(caller.principal()) {
+        Some(l) => Some(l),
+        None => {
+            let login = small_get(ctx, caller, "/user")
+                .await
+                .and_then(|v| v.get("login").and_then(Value::as_str).map(str::to_string));
+            if let Some(l) = &login {
+                ctx.access.remember_login(caller.principal(), l);
+            }
+            login
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (at, author) in found {
+        let lower = author.to_ascii_lowercase();
+        if lower == owner
+            || me
+                .as_deref()
+                .is_some_and(|m| m.eq_ignore_ascii_case(&author))
+        {
+            continue;
+        }
+        let writes = match ctx.access.cached(repo, &author) {
+            Some(w) => w,
+            None => {
+                let w = small_get(
+                    ctx,
+                    caller,
+                    &format!(
+                        "/repos/{repo}/collaborators/{}/permission",
+                        percent_encoding::utf8_percent_encode(&author, request::SEGMENT)
+                    ),
+                )
+                .await
+                .and_then(|v| {
+                    v.get("permission")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .is_some_and(|p| matches!(p.as_str(), "admin" | "write" | "owner"));
+                ctx.access.remember(repo, &author, w);
+                w
+            }
+        };
+        if !writes && lockdown::withhold(data, &at, &author) && !out.contains(&author) {
+            out.push(author);
+        }
+    }
+    out
+}
+
+/// What a finished call leaves behind: a successful read of a repository is remembered for the
+/// flow guard, and locked down when `LOCKDOWN` is on and the answer carries user-written text; a
+/// write carries its flow sources into the result (and the audit).
+async fn after(
     caller: &Caller,
     ctx: &Context,
     req: &Request,
+    user_content: bool,
     flow_from: Vec<String>,
     result: CallResult,
 ) -> CallResult {
     let mut done = result?;
     done.flow_from = flow_from;
-    if ctx.config.flow_guard != flow::FlowGuard::Off && req.method.is_read() {
-        if let Some(repo) = flow::repo_of(&req.path) {
-            ctx.flows.record(caller.principal(), &repo);
+    if !req.method.is_read() {
+        return Ok(done);
+    }
+    let Some(repo) = flow::repo_of(&req.path) else {
+        return Ok(done);
+    };
+    if ctx.config.flow_guard != flow::FlowGuard::Off {
+        ctx.flows.record(caller.principal(), &repo);
+    }
+    if ctx.config.lockdown && user_content {
+        if let Shaped::Json {
+            data, serialized, ..
+        } = &mut done.body
+        {
+            let locked = lock_down(ctx, caller, &repo, data).await;
+            if !locked.is_empty() {
+                *serialized = data.to_string();
+                done.locked_out = locked;
+            }
         }
     }
     Ok(done)
@@ -492,7 +592,8 @@ pub async fn raw_call(
     gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
     let check_with = action.and_then(|a| read_back(&state.catalog, a));
     let result = send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await;
-    after(caller, ctx, &req, guard.flow_from, result)
+    let user_content = action.is_none_or(|a| a.user_content);
+    after(caller, ctx, &req, user_content, guard.flow_from, result).await
 }
 
 /// What the guards need to know about a call. The digest is computed only when a

@@ -35,6 +35,8 @@ pub struct Executed {
     /// The non-public repositories read before this write (the flow guard's sources; empty
     /// for reads and unguarded writes).
     pub flow_from: Vec<String>,
+    /// Authors whose text lockdown replaced with a notice.
+    pub locked_out: Vec<String>,
 }
 
 /// A successful answer's body, within the answer's bounds.

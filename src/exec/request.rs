@@ -9,7 +9,7 @@ use crate::catalog::{Action, BODY_ARG, CollectionFormat, ParamLocation, SUDO_ARG
 use crate::gitea::{Body, Part, Request};
 
 /// Characters escaped inside one path segment (RFC 3986 `pchar` minus what proxies mangle).
-const SEGMENT: &AsciiSet = &CONTROLS
+pub(crate) const SEGMENT: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b'#')

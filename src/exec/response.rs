@@ -164,6 +164,7 @@ pub fn shape(
         status,
         body,
         flow_from: Vec::new(),
+        locked_out: Vec::new(),
     })
 }
 

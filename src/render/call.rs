@@ -113,6 +113,17 @@ fn executed(done: &Executed, options: Options) -> (String, Value, bool) {
         }
     };
     let mut text = text;
+    if !done.locked_out.is_empty() {
+        let note = format!(
+            "lockdown: text by {} (no write access to this public repository) was replaced with a notice",
+            done.locked_out.join(", ")
+        );
+        text.push_str(&format!("\n[{note}]"));
+        structured.insert(
+            "lockdown".into(),
+            json!({"withheld_authors": done.locked_out, "note": note}),
+        );
+    }
     if !removed.is_empty() {
         let note = sanitized_note(&removed, matches!(done.body, Shaped::Text { .. }));
         text.push_str(&format!("\n[{note}]"));
@@ -644,6 +655,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_issue_list")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Json {
@@ -670,6 +682,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_repo_delete")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: line(HttpMethod::Delete, "/repos/alice/demo"),
                 status: 204,
                 body: Shaped::Empty,
@@ -677,6 +690,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_pull_download_diff_or_patch")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Text {
@@ -690,6 +704,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_repo_get_raw_file")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: get,
                 status: 200,
                 body: Shaped::Binary {
@@ -711,6 +726,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_issue_get")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: get.clone(),
                 status: 200,
                 body: Shaped::Json {
@@ -723,6 +739,7 @@ mod tests {
             Ok(Executed {
                 action: Some(name("gitea_repo_get_raw_file")),
                 flow_from: Vec::new(),
+                locked_out: Vec::new(),
                 request: get,
                 status: 200,
                 body: Shaped::Text {

@@ -224,6 +224,7 @@ const ROUTES: &[Route] = &[
     ("/orgs/{org}/repos", &[("GET", list_org_repos), ("POST", create_org_repo)]),
     ("/repos/search", &[("GET", search_repos)]),
     ("/repos/{owner}/{repo}", &[("GET", get_repo), ("PATCH", edit_repo), ("DELETE", delete_repo)]),
+    ("/repos/{owner}/{repo}/collaborators/{collaborator}/permission", &[("GET", get_collaborator_permission)]),
     ("/repos/{owner}/{repo}/branches", &[("GET", list_branches), ("POST", create_branch)]),
     ("/repos/{owner}/{repo}/branches/{branch*}", &[("GET", get_branch)]),
     ("/repos/{owner}/{repo}/contents", &[("GET", get_contents)]),
@@ -929,6 +930,31 @@ fn get_repo(st: &mut State, call: &Call) -> Res {
     Ok(Reply::json(
         200,
         &st.repo_json(&st.repos[ri], Some(&call.doer)),
+    ))
+}
+
+/// `RepoCollaboratorPermission`: what `collaborator` may do in the repository.
+fn get_collaborator_permission(st: &mut State, call: &Call) -> Res {
+    let ri = repo_for(st, call)?;
+    let who = call.param("collaborator").to_string();
+    if st.user(&who).is_none() {
+        return Err(Reply::not_found(&[format!(
+            "user does not exist [name: {who}]"
+        )]));
+    }
+    let repo = &st.repos[ri];
+    let permission = if st.is_repo_owner(repo, &who) {
+        "admin"
+    } else if st.can_write(repo, &who) {
+        "write"
+    } else if st.can_read(repo, &who) {
+        "read"
+    } else {
+        "none"
+    };
+    Ok(Reply::json(
+        200,
+        &json!({"permission": permission, "role_name": permission, "user": st.user_json(&who)}),
     ))
 }
 

@@ -362,17 +362,7 @@ async fn lockdown_withholds_outsiders_on_public_repositories() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn lockdown_leaves_private_repositories_alone() {
-    let fake = FakeGitea::start().await;
-    fake.add_token(TOKEN, "alice", &["all"]);
-    fake.seed_repo_with(
-        "alice",
-        "secret",
-        crate::support::RepoSeed {
-            private: true,
-            ..Default::default()
-        },
-    );
-    fake.seed_issue("alice", "secret", "Internal");
+    let fake = two_repos().await;
     fake.set_issue_body("alice", "secret", 1, "private notes");
     let mut mcp = stdio(&fake, &[("LOCKDOWN", "true")]);
     mcp.initialize().await;

@@ -71,6 +71,20 @@ pub fn cross_validate(
     cutoff: usize,
     opts: &FitOptions,
 ) -> CvReport {
+    cross_validate_with(catalog, rows, k, seed, cutoff, opts, |_, _| {})
+}
+
+/// [`cross_validate`], calling `inspect(row, index)` for every row with the index that answers
+/// it (the model and examples of the other folds): for error analysis (`eval --cv --misses`).
+pub fn cross_validate_with(
+    catalog: &Catalog,
+    rows: &[EvalRow],
+    k: usize,
+    seed: u64,
+    cutoff: usize,
+    opts: &FitOptions,
+    mut inspect: impl FnMut(usize, &SearchIndex),
+) -> CvReport {
     let base = Arc::new(Base::build(catalog));
     let fold = folds(rows.len(), k, seed);
     let mut lists: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
@@ -90,6 +104,7 @@ pub fn cross_validate(
         };
         for (i, row) in rows.iter().enumerate().filter(|(i, _)| fold[*i] == f) {
             lists[i] = ranked(&index, &row.q, &o);
+            inspect(i, &index);
         }
     }
     CvReport {

@@ -326,11 +326,7 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
         );
         if let Some(path) = &args.misses {
             let mut out = String::new();
-            // TEMP: every row
-            let all_rows: Vec<search::eval::Miss> = if std::env::var_os("AEGIS_DIAG_ALL").is_some() {
-                rows.iter().map(|r| search::eval::Miss { id: r.id.clone(), cat: r.cat.clone(), q: r.q.clone(), expect: r.expect.clone(), rank: cv.report.misses.iter().find(|m| m.id == r.id).map_or(Some(1), |m| m.rank), got: vec![] }).collect()
-            } else { cv.report.misses.clone() };
-            for m in &all_rows {
+            for m in &cv.report.misses {
                 let Some(i) = rows.iter().position(|r| r.id == m.id) else {
                     continue;
                 };

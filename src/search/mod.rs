@@ -15,12 +15,13 @@
 //! [`Catalog::actions`] with scores.
 
 mod bm25;
-pub mod eval;
+mod eval;
 pub mod examples;
 pub mod features;
 pub mod fit;
 pub mod model;
 pub mod structure;
+pub mod tantivy_fields;
 pub mod text;
 pub mod vocabulary;
 
@@ -39,7 +40,7 @@ use bm25::{Corpus, Dictionary};
 pub use structure::Relation;
 use structure::{Scope, Shape};
 use text::{FIELDS, FieldKind};
-use vocabulary::{Lexicon, NeedsWords, Origin, analyse_with, knob};
+use vocabulary::{Lexicon, NeedsWords, Origin, analyse_with};
 
 /// The score given to an action named exactly by the query (above any other score).
 pub const EXACT_MATCH_SCORE: f32 = 10_000.0;
@@ -584,8 +585,12 @@ fn scope_code(s: Scope) -> usize {
     Scope::ALL.iter().position(|&x| x == s).unwrap_or(0)
 }
 
-/// See `ExampleIndex::needs_words`.
+/// See `NeedsWords::repeated`.
 pub const NEEDS_WORD_MIN_EXAMPLES: usize = 2;
+/// See `NeedsWords::spelled`: a word of this many needs not misspelt on purpose.
+pub const SPELLED_MIN_EXAMPLES: usize = 2;
+/// The least weight of a word in the means of the learned lifts (see `ExampleIndex::info`).
+pub const MIN_WORD_WEIGHT: f32 = 0.05;
 
 /// An association needs this many labelled (need, action) pairs…
 pub const ASSOCIATION_MIN_PAIRS: f32 = 2.0;
@@ -617,9 +622,9 @@ impl ExampleIndex {
                     let words: HashSet<String> = vocabulary::tokenize(q)
                         .into_iter()
                         .flat_map(|w| {
-                            let mut v = vec![w.clone()];
-                            if w.contains('-') && knob("AX_HYPHEN", 0) > 0 {
-                                v.extend(w.split('-').filter(|p| !p.is_empty()).map(str::to_string));
+                            let mut v = vocabulary::hyphen_parts(&w);
+                            if v.len() > 1 {
+                                v.push(w);
                             }
                             v
                         })
@@ -635,11 +640,10 @@ impl ExampleIndex {
                 }
             }
         }
-        let spelled_min = knob("AX_SPELLED", 2) as usize;
         let needs_words = NeedsWords {
             spelled: spelled
                 .into_iter()
-                .filter(|(_, c)| spelled_min > 0 && *c >= spelled_min)
+                .filter(|(_, c)| *c >= SPELLED_MIN_EXAMPLES)
                 .map(|(w, _)| w)
                 .collect(),
             repeated: counts
@@ -647,11 +651,7 @@ impl ExampleIndex {
                 .filter(|(_, c)| **c >= NEEDS_WORD_MIN_EXAMPLES)
                 .map(|(w, _)| w.clone())
                 .collect(),
-            seen: if knob("AX_SEEN", 0) > 0 {
-                counts.into_keys().collect()
-            } else {
-                HashSet::new()
-            },
+            seen: counts.into_keys().collect(),
         };
         let mut each_docs: Vec<Vec<u32>> = Vec::new();
         let mut owners: Vec<Vec<u32>> = Vec::new();
@@ -693,7 +693,7 @@ impl ExampleIndex {
             .collect();
         let associations = associations(base, &each_docs, &owners);
         let mut lifts = Lifts::build(base, &each_docs, &owners);
-        if knob("AX_FN", 2) > 0 {
+        {
             let mut texts: Vec<&str> = vec![""; each_docs.len()];
             for (q, &e) in &seen {
                 texts[e] = q;
@@ -1102,13 +1102,6 @@ impl SearchIndex {
                 seen.push(s);
             }
         }
-        if knob("AX_INFO", 1) > 1 {
-            for t in &mut terms {
-                if let Some(v) = t.ex.and_then(|e| ex.info.get(&e)) {
-                    t.weight = v.max(0.05);
-                }
-            }
-        }
         // Learned associations of the query's words, each once, at their strength.
         let mut learned: Vec<QTerm> = Vec::new();
         for t in &terms {
@@ -1150,10 +1143,8 @@ impl SearchIndex {
             })
             .filter(|c| !c.is_empty())
             .collect();
-        let mut intent = analysis.primary_intent();
-        if knob("AX_WANT", 1) > 0 {
-            intent = analysis.wanted.or(intent);
-        }
+        // In a long need, what comes after "I want to" is what is wanted.
+        let mut intent = analysis.wanted.or(analysis.primary_intent());
         if intent == Some(Intent::Get) && (analysis.wants_collection || analysis.plural) {
             intent = Some(Intent::List);
         }
@@ -1176,13 +1167,7 @@ impl SearchIndex {
         let fn_words = known_function_words(&ex.lifts.fn_words, raw);
         let mut word_weights: Vec<f32> = words
             .iter()
-            .map(|w| {
-                if knob("AX_INFO", 1) > 0 {
-                    ex.info.get(w).copied().unwrap_or(1.0).max(0.05)
-                } else {
-                    1.0
-                }
-            })
+            .map(|w| ex.info.get(w).copied().unwrap_or(1.0).max(MIN_WORD_WEIGHT))
             .collect();
         let total: f32 = word_weights.iter().sum();
         for v in &mut word_weights {
@@ -1284,7 +1269,8 @@ impl SearchIndex {
             add(&mut fs, lifts.fn_scope.get(w).map(|l| &l[..]));
             add(&mut fi, lifts.fn_item.get(w).map(|l| &l[..]));
         }
-        if knob("AX_FN", 2) == 2 && !q.fn_words.is_empty() {
+        // Summed over the function words, ÷ √n: a long need has many.
+        if !q.fn_words.is_empty() {
             let m = (q.fn_words.len() as f32).sqrt();
             for v in fc.iter_mut().chain(fs.iter_mut()).chain(fi.iter_mut()) {
                 *v /= m;

@@ -5,11 +5,6 @@ use std::collections::{HashMap, HashSet};
 
 include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
 
-/// TEMP experiment knob.
-pub(crate) fn knob(name: &str, default: i64) -> i64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// What the labelled needs say about the words the catalog does not use.
 #[derive(Debug, Default, Clone)]
 pub struct NeedsWords {
@@ -84,26 +79,9 @@ const COLLECTION_WORDS: &[&str] = &[
     "many",
 ];
 
-/// Gitea words a user word or phrase stands for. An inflected single word (`upvoted`,
-/// `revoked`) stands for what its base word stands for.
+/// Gitea words a user word or phrase stands for.
 pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
-    if let Some(s) = SYNONYMS.get(phrase) {
-        return Some(s);
-    }
-    if knob("AX_INFLECT", 0) == 0 || phrase.contains(' ') {
-        return None;
-    }
-    for suffix in ["ing", "ed", "es", "s", "d"] {
-        if let Some(stem) = phrase.strip_suffix(suffix).filter(|s| s.len() >= 3) {
-            if let Some(s) = SYNONYMS
-                .get(stem)
-                .or_else(|| SYNONYMS.get(format!("{stem}e").as_str()))
-            {
-                return Some(s);
-            }
-        }
-    }
-    None
+    SYNONYMS.get(phrase).copied()
 }
 
 /// Words that carry no meaning for finding an action.
@@ -266,6 +244,14 @@ const STOP_WORDS: &[&str] = &[
     "forgejo",
 ];
 
+/// The parts of a hyphenated word.
+pub fn hyphen_parts(w: &str) -> Vec<String> {
+    w.split('-')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Whether `w` is a function word (no meaning for finding an action by its text; its learned
 /// lifts of verb class, scope and item may still tell: "my", "every", "one").
 pub fn is_stop_word(w: &str) -> bool {
@@ -392,10 +378,9 @@ impl Lexicon {
         for bucket in &mut by_len {
             bucket.sort();
         }
-        let vstem = knob("AX_VSTEM", 0) > 0;
         let stems = freq
             .iter()
-            .filter(|(_, f)| **f > 0 || vstem)
+            .filter(|(_, f)| **f > 0)
             .map(|(w, _)| stem(w))
             .collect();
         Lexicon {
@@ -585,18 +570,7 @@ pub fn tokenize(query: &str) -> Vec<String> {
         if chunk.contains('/') || chunk.contains('\\') {
             continue;
         }
-        let mut lowered = chunk.to_lowercase().replace("'s", "").replace("’s", "");
-        if knob("AX_CONTRACT", 0) > 0 {
-            // "can't", "isn't": a negation; "we're", "i'd": the pronoun.
-            lowered = lowered.replace('’', "'");
-            if let Some(p) = lowered.find("n't") {
-                lowered = format!("{} not{}", &lowered[..p], &lowered[p + 3..]);
-                lowered = lowered.replace("ca not", "not").replace("wo not", "not");
-            }
-            for suffix in ["'re", "'ve", "'ll", "'d", "'m"] {
-                lowered = lowered.replace(suffix, "");
-            }
-        }
+        let lowered = chunk.to_lowercase().replace("'s", "").replace("’s", "");
         let mut cur = String::new();
         let push = |cur: &mut String, out: &mut Vec<String>| {
             let t = cur.trim_matches(|c| c == '-' || c == '\'');
@@ -697,28 +671,22 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
 /// a word people used in a labelled need is kept as typed, not corrected to a catalog word
 /// ("kanban" stays "kanban", for the examples and the learned associations to meet).
 pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analysis {
-    let mut tokens = tokenize(query);
-    if knob("AX_HYPHEN", 0) > 0 {
-        // A hyphenated word the catalog and the vocabulary do not know is read as its parts
-        // ("thumbs-up", "instance-level").
-        tokens = tokens
-            .into_iter()
-            .flat_map(|t| {
-                if t.contains('-')
-                    && !lexicon.knows(&t)
-                    && !needs.repeated.contains(&t)
-                    && !ADMIN_WORDS.contains(&t.as_str())
-                {
-                    t.split('-')
-                        .filter(|p| !p.is_empty())
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                } else {
-                    vec![t]
-                }
-            })
-            .collect();
-    }
+    // A hyphenated word the catalog, the vocabulary and the needs do not know is read as its
+    // parts ("thumbs-up", "instance-level").
+    let tokens: Vec<String> = tokenize(query)
+        .into_iter()
+        .flat_map(|t| {
+            if t.contains('-')
+                && !lexicon.knows(&t)
+                && !needs.repeated.contains(&t)
+                && !ADMIN_WORDS.contains(&t.as_str())
+            {
+                hyphen_parts(&t)
+            } else {
+                vec![t]
+            }
+        })
+        .collect();
     let mut a = Analysis {
         about_self: tokens.iter().enumerate().any(|(i, t)| {
             let after_verb = t == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some();

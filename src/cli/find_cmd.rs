@@ -97,6 +97,21 @@ pub struct FitFlags {
     /// Inner folds keeping training queries apart from their own examples
     #[arg(long, hide = true)]
     inner_folds: Option<usize>,
+    /// Boosted trees on top of stage two
+    #[arg(long, hide = true)]
+    trees: Option<usize>,
+    /// Depth of the boosted trees
+    #[arg(long, hide = true)]
+    tree_depth: Option<usize>,
+    /// Shrinkage of the boosted trees
+    #[arg(long, hide = true)]
+    tree_learning_rate: Option<f32>,
+    /// L2 penalty on the boosted trees' leaves
+    #[arg(long, hide = true)]
+    tree_lambda: Option<f32>,
+    /// How many of stage two's best candidates the trees re-rank
+    #[arg(long, hide = true)]
+    tree_top: Option<usize>,
 }
 
 impl FitFlags {
@@ -108,6 +123,14 @@ impl FitFlags {
             learning_rate: self.learning_rate.unwrap_or(d.learning_rate),
             candidates: self.candidates.unwrap_or(d.candidates),
             inner_folds: self.inner_folds.unwrap_or(d.inner_folds).max(2),
+            boost: aegis_gitea_mcp::search::boost::BoostOptions {
+                trees: self.trees.unwrap_or(d.boost.trees),
+                depth: self.tree_depth.unwrap_or(d.boost.depth).clamp(1, 8),
+                learning_rate: self.tree_learning_rate.unwrap_or(d.boost.learning_rate),
+                lambda: self.tree_lambda.unwrap_or(d.boost.lambda),
+                top: self.tree_top.unwrap_or(d.boost.top).max(1),
+                ..d.boost.clone()
+            },
             ..d
         }
     }

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::boost::{self, BoostGroup, BoostOptions};
 use super::eval::{CvReport, EvalRow, folds, score_lists};
 use super::{Base, Examples, Model, SearchIndex, SearchOptions, features};
 use crate::catalog::Catalog;
@@ -32,6 +33,8 @@ pub struct FitOptions {
     pub learning_rate: f32,
     /// Stage-one candidates re-ranked by stage two.
     pub candidates: usize,
+    /// Boosted trees on top of stage two.
+    pub boost: BoostOptions,
 }
 
 impl Default for FitOptions {
@@ -43,6 +46,7 @@ impl Default for FitOptions {
             steps: 300,
             learning_rate: 0.05,
             candidates: 60,
+            boost: BoostOptions::default(),
         }
     }
 }
@@ -202,13 +206,36 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
         }
     }
     let stage2 = train(&groups, features::COUNT, opts);
-    Model {
+    let mut model = Model {
         stage1,
         stage2,
         candidates: opts.candidates,
+        trees: Vec::new(),
+        boost_top: 0,
         provenance: serde_json::Value::Null,
     }
-    .rounded()
+    .rounded();
+    if opts.boost.trees > 0 {
+        // As at run time: the best `top` candidates of each query by the linear score.
+        let boost_groups: Vec<BoostGroup> = groups
+            .iter()
+            .map(|g| {
+                let lin: Vec<f32> = g.x.iter().map(|x| super::model::dot(&model.stage2, x)).collect();
+                let mut order: Vec<usize> = (0..g.x.len()).collect();
+                order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
+                order.truncate(opts.boost.top);
+                BoostGroup {
+                    base: order.iter().map(|&c| f64::from(lin[c])).collect(),
+                    x: order.iter().map(|&c| super::model::dense(&g.x[c])).collect(),
+                    positive: order.iter().map(|&c| g.positive[c]).collect(),
+                }
+            })
+            .collect();
+        model.trees = boost::fit(&boost_groups, features::COUNT, &opts.boost);
+        model.boost_top = opts.boost.top;
+        model = model.rounded();
+    }
+    model
 }
 
 /// Softmax regression over groups by full-batch Adam (projected: evidence weights stay ≥ 0).

@@ -15,6 +15,7 @@
 //! [`Catalog::actions`] with scores.
 
 mod bm25;
+pub mod boost;
 mod eval;
 pub mod examples;
 pub mod features;
@@ -1025,20 +1026,12 @@ impl SearchIndex {
         let mut q = self.query(analysis, trimmed);
         q.note_values(trimmed);
         let s1 = self.stage1(&q);
+        let cands = self.stage1_candidates(&q, &s1, keep);
         let mut hits: Vec<(Hit, Sparse)> = self
-            .stage1_candidates(&q, &s1, keep)
+            .stage2_ranked(&q, &s1, &cands)
             .into_iter()
-            .map(|i| {
-                let x = self.stage2(&q, &s1, i);
-                let score = model::dot(&self.model.stage2, &x);
-                (Hit { action: i, score }, x)
-            })
+            .map(|(action, score, x)| (Hit { action, score }, x))
             .collect();
-        hits.sort_by(|a, b| {
-            b.0.score
-                .total_cmp(&a.0.score)
-                .then(a.0.action.cmp(&b.0.action))
-        });
         if let Some(i) = exact {
             hits.retain(|h| h.0.action != i);
             hits.insert(
@@ -1316,6 +1309,43 @@ impl SearchIndex {
         scored.into_iter().map(|(i, _)| i).collect()
     }
 
+    /// Stage two over `cands`, best first: the linear score, then the boosted trees re-rank the
+    /// best [`Model::boost_top`] (the others follow in linear order, their scores shifted below).
+    pub(crate) fn stage2_ranked(
+        &self,
+        q: &Query,
+        s1: &Stage1,
+        cands: &[usize],
+    ) -> Vec<(usize, f32, Sparse)> {
+        let by_score = |a: &(usize, f32, Sparse), b: &(usize, f32, Sparse)| {
+            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+        };
+        let mut scored: Vec<(usize, f32, Sparse)> = cands
+            .iter()
+            .map(|&i| {
+                let x = self.stage2(q, s1, i);
+                (i, model::dot(&self.model.stage2, &x), x)
+            })
+            .collect();
+        scored.sort_by(by_score);
+        if self.model.trees.is_empty() {
+            return scored;
+        }
+        let top = self.model.boost_top.min(scored.len());
+        for h in &mut scored[..top] {
+            h.1 += boost::eval(&self.model.trees, &model::dense(&h.2));
+        }
+        scored[..top].sort_by(by_score);
+        if top < scored.len() {
+            let floor = scored[..top].iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
+            let shift = scored[top].1 - floor + 1.0;
+            for h in &mut scored[top..] {
+                h.1 -= shift;
+            }
+        }
+        scored
+    }
+
     /// A destructive action never surfaces from a typo alone: when the delete came from an
     /// unsure correction, some word the user really typed must match the action's own text.
     fn passes_typo_guard(&self, q: &Query, i: usize) -> bool {
@@ -1498,14 +1528,7 @@ impl SearchIndex {
             .position(|(i, _)| want.contains(i))
             .map(|p| p + 1);
         let cands = self.stage1_candidates(&q, &s1, |_| true);
-        let mut scored: Vec<(usize, f32, Sparse)> = cands
-            .iter()
-            .map(|&i| {
-                let x = self.stage2(&q, &s1, i);
-                (i, model::dot(&self.model.stage2, &x), x)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let scored = self.stage2_ranked(&q, &s1, &cands);
         let names = features::names();
         let best_want = scored.iter().find(|(i, _, _)| want.contains(i));
         let mut diff: Vec<(String, f32)> = Vec::new();

@@ -404,13 +404,16 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
     let index = if let Some(dir) = &args.index_dir {
         let read = |name: &str| {
             let path = dir.join(name);
-            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))
         };
-        let model = Model::parse(&read("model.json")?).map_err(|e| UsageError(format!("model.json: {e}")))?;
+        let model = Model::parse(&read("model.json")?)
+            .map_err(|e| UsageError(format!("model.json: {e}")))?;
         let examples = if args.no_examples {
             Examples::none()
         } else {
-            Examples::parse(&read("examples.jsonl")?).map_err(|e| UsageError(format!("examples.jsonl: {e}")))?
+            Examples::parse(&read("examples.jsonl")?)
+                .map_err(|e| UsageError(format!("examples.jsonl: {e}")))?
         };
         own = SearchIndex::with(catalog, &examples, model);
         &own

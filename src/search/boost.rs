@@ -62,7 +62,8 @@ impl Tree {
         let mut k = 0usize;
         while k < internal {
             let f = self.feature[k];
-            let left = f == NO_SPLIT || x.get(f as usize).copied().unwrap_or(0.0) <= self.threshold[k];
+            let left =
+                f == NO_SPLIT || x.get(f as usize).copied().unwrap_or(0.0) <= self.threshold[k];
             k = 2 * k + if left { 1 } else { 2 };
         }
         self.leaf[k - internal]
@@ -144,7 +145,12 @@ pub fn fit(groups: &[BoostGroup], dim: usize, opts: &BoostOptions) -> Vec<Tree> 
             let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let e: Vec<f64> = s.iter().map(|v| (v - max).exp()).collect();
             let z: f64 = e.iter().sum();
-            let zp: f64 = e.iter().zip(&grp.positive).filter(|(_, p)| **p).map(|(v, _)| v).sum();
+            let zp: f64 = e
+                .iter()
+                .zip(&grp.positive)
+                .filter(|(_, p)| **p)
+                .map(|(v, _)| v)
+                .sum();
             for (ci, &p) in grp.positive.iter().enumerate() {
                 let pa = e[ci] / z;
                 let pp = if p { e[ci] / zp } else { 0.0 };
@@ -153,7 +159,16 @@ pub fn fit(groups: &[BoostGroup], dim: usize, opts: &BoostOptions) -> Vec<Tree> 
                 r += 1;
             }
         }
-        let tree = grow(&bins, &edges, &g, &h, opts.depth, lambda, min_child, opts.learning_rate);
+        let tree = grow(
+            &bins,
+            &edges,
+            &g,
+            &h,
+            opts.depth,
+            lambda,
+            min_child,
+            opts.learning_rate,
+        );
         for &(gi, ci) in &rows {
             score[gi][ci] += f64::from(tree.eval(&groups[gi].x[ci]));
         }
@@ -184,7 +199,9 @@ fn grow(
         let mut next: Vec<Vec<usize>> = Vec::with_capacity(level.len() * 2);
         for (j, rows) in level.iter().enumerate() {
             let k = (1usize << d) - 1 + j;
-            let (gs, hs): (f64, f64) = rows.iter().fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
+            let (gs, hs): (f64, f64) = rows
+                .iter()
+                .fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
             let parent = gs * gs / (hs + lambda);
             let mut best: Option<(f64, usize, usize)> = None;
             let mut hist = vec![(0.0f64, 0.0f64); BINS];
@@ -231,7 +248,9 @@ fn grow(
         level = next;
     }
     for (j, rows) in level.iter().enumerate() {
-        let (gs, hs): (f64, f64) = rows.iter().fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
+        let (gs, hs): (f64, f64) = rows
+            .iter()
+            .fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
         leaf[j] = round6((-gs / (hs + lambda) * f64::from(lr)) as f32);
     }
     Tree {

@@ -81,10 +81,9 @@ impl Examples {
         {
             let l: Line = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
             for &t in &l.typo {
-                let q = l
-                    .q
-                    .get(t)
-                    .ok_or_else(|| format!("line {}: typo position {t} is past `q`", i + 1))?;
+                let q =
+                    l.q.get(t)
+                        .ok_or_else(|| format!("line {}: typo position {t} is past `q`", i + 1))?;
                 misspelt.insert(q.clone());
             }
             by_operation.insert(l.op, l.q);

@@ -220,13 +220,19 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
         let boost_groups: Vec<BoostGroup> = groups
             .iter()
             .map(|g| {
-                let lin: Vec<f32> = g.x.iter().map(|x| super::model::dot(&model.stage2, x)).collect();
+                let lin: Vec<f32> =
+                    g.x.iter()
+                        .map(|x| super::model::dot(&model.stage2, x))
+                        .collect();
                 let mut order: Vec<usize> = (0..g.x.len()).collect();
                 order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
                 order.truncate(opts.boost.top);
                 BoostGroup {
                     base: order.iter().map(|&c| f64::from(lin[c])).collect(),
-                    x: order.iter().map(|&c| super::model::dense(&g.x[c])).collect(),
+                    x: order
+                        .iter()
+                        .map(|&c| super::model::dense(&g.x[c]))
+                        .collect(),
                     positive: order.iter().map(|&c| g.positive[c]).collect(),
                 }
             })

@@ -1337,7 +1337,10 @@ impl SearchIndex {
         }
         scored[..top].sort_by(by_score);
         if top < scored.len() {
-            let floor = scored[..top].iter().map(|h| h.1).fold(f32::INFINITY, f32::min);
+            let floor = scored[..top]
+                .iter()
+                .map(|h| h.1)
+                .fold(f32::INFINITY, f32::min);
             let shift = scored[top].1 - floor + 1.0;
             for h in &mut scored[top..] {
                 h.1 -= shift;
@@ -1555,7 +1558,10 @@ impl SearchIndex {
             .filter(|(_, on)| *on)
             .map(|(n, _)| *n)
             .collect();
-        let diff: Vec<String> = diff.into_iter().map(|(n, p)| format!("{n}={p:+}")).collect();
+        let diff: Vec<String> = diff
+            .into_iter()
+            .map(|(n, p)| format!("{n}={p:+}"))
+            .collect();
         const INTENT_NAMES: [&str; 6] = ["none", "delete", "create", "update", "list", "get"];
         let terms: Vec<String> = q
             .analysis

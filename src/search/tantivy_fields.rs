@@ -115,7 +115,9 @@ impl OwnFields {
     pub fn build(catalog: &Catalog) -> OwnFields {
         let mut az = analyzer();
         let mut dict = Dictionary::default();
-        let mut docs: Vec<Vec<Vec<u32>>> = vec![Vec::with_capacity(catalog.len()); CATALOG_FIELDS];
+        let mut docs: Vec<Vec<Vec<u32>>> = (0..CATALOG_FIELDS)
+            .map(|_| Vec::with_capacity(catalog.len()))
+            .collect();
         for a in catalog.actions() {
             for (f, t) in text::document(a).iter().enumerate() {
                 docs[f].push(stems(&mut az, t).iter().map(|s| dict.intern(s)).collect());
@@ -157,7 +159,11 @@ mod tests {
         let t = TantivyFields::build(&catalog).unwrap();
         let o = OwnFields::build(&catalog);
         let n = catalog.len() * CATALOG_FIELDS;
-        for q in ["list branches", "merge the pull request", "delete a label from an issue"] {
+        for q in [
+            "list branches",
+            "merge the pull request",
+            "delete a label from an issue",
+        ] {
             let terms = query_terms(q);
             let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);
             t.score(&terms, &mut a).unwrap();

@@ -332,10 +332,10 @@ mod tests {
 
     fn rows() -> Vec<EvalRow> {
         vec![
-            // Their only word is known through their own labels, nowhere else (a need's word
-            // is known once two needs use it).
+            // Their only word is known through their own label, nowhere else (a word of the
+            // needs that nothing corrects is kept as typed, so no other need may use it).
             row("a", "zorblax", "repoGet"),
-            row("a2", "the zorblax", "repoGet"),
+            row("a2", "the quuxtrix", "repoGet"),
             row("b", "merge the pull request", "repoMergePullRequest"),
             row("c", "remove a branch", "repoDeleteBranch"),
             row("d", "open a new ticket", "issueCreateIssue"),
@@ -366,8 +366,8 @@ mod tests {
         );
     }
 
-    /// A held-out row never sees its own label: `zorblax` is found in sample, not in CV (where
-    /// one other need at most uses it).
+    /// A held-out row never sees its own label: `zorblax` and `quuxtrix` are found in sample,
+    /// not in CV (where no other need uses them).
     #[test]
     fn cross_validation_keeps_held_out_rows_out_of_the_index() {
         let c = fixture();
@@ -375,10 +375,13 @@ mod tests {
         let (model, examples) = fit(&c, &rows, &quick());
         let index = SearchIndex::with(&c, &examples, model);
         let o = SearchOptions::default();
-        assert_eq!(
-            ranked(&index, "zorblax", &o).first().map(String::as_str),
-            Some("repoGet")
-        );
+        for q in ["zorblax", "the quuxtrix"] {
+            assert_eq!(
+                ranked(&index, q, &o).first().map(String::as_str),
+                Some("repoGet"),
+                "{q}"
+            );
+        }
         let cv = cross_validate(&c, &rows, 3, 7, 5, &quick());
         for id in ["a", "a2"] {
             let miss = cv.report.misses.iter().find(|m| m.id == id);

@@ -147,7 +147,8 @@ mod tests {
     use crate::spec::Spec;
 
     /// Both scorers rank the same way: same matches, scores within tantivy's lossy field-length
-    /// encoding.
+    /// encoding wherever a field averages a token or more per action (`bm25.rs` floors the
+    /// average length at one token; the fixture's descriptions average fewer).
     #[test]
     fn tantivy_and_bm25_agree() {
         let path = concat!(
@@ -159,6 +160,18 @@ mod tests {
         let t = TantivyFields::build(&catalog).unwrap();
         let o = OwnFields::build(&catalog);
         let n = catalog.len() * CATALOG_FIELDS;
+        let mut az = analyzer();
+        let long_enough: Vec<bool> = (0..CATALOG_FIELDS)
+            .map(|f| {
+                let tokens: usize = catalog
+                    .actions()
+                    .iter()
+                    .map(|a| stems(&mut az, &text::document(a)[f]).len())
+                    .sum();
+                tokens >= catalog.len()
+            })
+            .collect();
+        assert!(long_enough.iter().filter(|&&l| l).count() >= 4);
         for q in [
             "list branches",
             "merge the pull request",
@@ -168,9 +181,11 @@ mod tests {
             let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);
             t.score(&terms, &mut a).unwrap();
             o.score(&terms, &mut b);
-            for (x, y) in a.iter().zip(&b) {
+            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
                 assert_eq!(*x > 0.0, *y > 0.0, "{q}: the same documents match");
-                assert!((x - y).abs() <= 0.1 * y.max(0.1), "{q}: {x} vs {y}");
+                if long_enough[k % CATALOG_FIELDS] {
+                    assert!((x - y).abs() <= 0.1 * y.max(0.1), "{q}: {x} vs {y}");
+                }
             }
         }
     }

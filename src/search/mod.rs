@@ -977,6 +977,16 @@ impl SearchIndex {
                     })
                     .filter(|c| c.part != 0.0)
                     .collect();
+                // What the boosted trees add beyond the linear score (for candidates below the
+                // re-ranked top: the shift that keeps them below it).
+                let rest = h.score - model::dot(&self.model.stage2, &x);
+                if !self.model.trees.is_empty() && rest != 0.0 {
+                    parts.push(Contribution {
+                        feature: "trees".into(),
+                        value: 1.0,
+                        part: rest,
+                    });
+                }
                 parts.sort_by(|a, b| b.part.abs().total_cmp(&a.part.abs()));
                 (h, parts)
             })

@@ -112,6 +112,9 @@ pub struct FitFlags {
     /// How many of stage two's best candidates the trees re-rank
     #[arg(long, hide = true)]
     tree_top: Option<usize>,
+    /// Whether the trees may not decrease along evidence features (true or false)
+    #[arg(long, hide = true)]
+    tree_increasing_evidence: Option<bool>,
 }
 
 impl FitFlags {
@@ -129,6 +132,9 @@ impl FitFlags {
                 learning_rate: self.tree_learning_rate.unwrap_or(d.boost.learning_rate),
                 lambda: self.tree_lambda.unwrap_or(d.boost.lambda),
                 top: self.tree_top.unwrap_or(d.boost.top).max(1),
+                increasing_evidence: self
+                    .tree_increasing_evidence
+                    .unwrap_or(d.boost.increasing_evidence),
                 ..d.boost.clone()
             },
             ..d

@@ -24,6 +24,9 @@ pub struct BoostOptions {
     pub min_child: f32,
     /// The trees see (and re-rank) this many of stage two's best candidates by the linear score.
     pub top: usize,
+    /// Evidence never counts against an action in the trees either: their sum does not
+    /// decrease along an evidence feature (as the linear stages keep evidence weights ≥ 0).
+    pub increasing_evidence: bool,
 }
 
 impl Default for BoostOptions {
@@ -35,6 +38,7 @@ impl Default for BoostOptions {
             lambda: 1.0,
             min_child: 1.0,
             top: 20,
+            increasing_evidence: true,
         }
     }
 }
@@ -86,8 +90,21 @@ pub struct BoostGroup {
     pub base: Vec<f64>,
 }
 
-/// Fits trees on `groups` (features of dimension `dim`).
-pub fn fit(groups: &[BoostGroup], dim: usize, opts: &BoostOptions) -> Vec<Tree> {
+/// Fits trees on `groups` (features of dimension `dim`). With
+/// [`BoostOptions::increasing_evidence`], the sum of the trees never decreases along a feature
+/// whose `increasing` entry is true (monotone constraints: a split along it must give its left
+/// side no more than its right, and bounds every leaf below it accordingly).
+pub fn fit(
+    groups: &[BoostGroup],
+    dim: usize,
+    opts: &BoostOptions,
+    increasing: &[bool],
+) -> Vec<Tree> {
+    let increasing = if opts.increasing_evidence {
+        increasing
+    } else {
+        &[]
+    };
     if opts.trees == 0 {
         return Vec::new();
     }
@@ -159,16 +176,14 @@ pub fn fit(groups: &[BoostGroup], dim: usize, opts: &BoostOptions) -> Vec<Tree> 
                 r += 1;
             }
         }
-        let tree = grow(
-            &bins,
-            &edges,
-            &g,
-            &h,
-            opts.depth,
+        let growth = Growth {
+            depth: opts.depth,
             lambda,
             min_child,
-            opts.learning_rate,
-        );
+            lr: opts.learning_rate,
+            increasing,
+        };
+        let tree = grow(&bins, &edges, &g, &h, &growth);
         for &(gi, ci) in &rows {
             score[gi][ci] += f64::from(tree.eval(&groups[gi].x[ci]));
         }
@@ -177,32 +192,52 @@ pub fn fit(groups: &[BoostGroup], dim: usize, opts: &BoostOptions) -> Vec<Tree> 
     trees
 }
 
-#[allow(clippy::too_many_arguments)]
-fn grow(
-    bins: &[Vec<u8>],
-    edges: &[Vec<f32>],
-    g: &[f64],
-    h: &[f64],
+/// What one tree's growth needs besides the bins and gradients.
+struct Growth<'a> {
     depth: usize,
     lambda: f64,
     min_child: f64,
     lr: f32,
-) -> Tree {
+    /// Features along which the tree must not decrease (empty: none).
+    increasing: &'a [bool],
+}
+
+/// Leaf value of a node (before shrinkage), within its bounds.
+fn value(gs: f64, hs: f64, lambda: f64, (lo, hi): (f64, f64)) -> f64 {
+    (-gs / (hs + lambda)).clamp(lo, hi)
+}
+
+/// Twice the loss reduction of a node holding value `w`: `−(2Gw + (H+λ)w²)`, which is
+/// `G²/(H+λ)` at the unconstrained optimum (used as such when no bound applies, so that an
+/// unconstrained fit keeps its arithmetic).
+fn node_gain(gs: f64, hs: f64, lambda: f64, bounds: (f64, f64)) -> f64 {
+    if bounds.0 == f64::NEG_INFINITY && bounds.1 == f64::INFINITY {
+        gs * gs / (hs + lambda)
+    } else {
+        let w = value(gs, hs, lambda, bounds);
+        -(2.0 * gs * w + (hs + lambda) * w * w)
+    }
+}
+
+fn grow(bins: &[Vec<u8>], edges: &[Vec<f32>], g: &[f64], h: &[f64], p: &Growth) -> Tree {
+    let (depth, lambda, min_child) = (p.depth, p.lambda, p.min_child);
     let dim = edges.len();
     let internal = (1usize << depth) - 1;
     let mut feature = vec![NO_SPLIT; internal];
     let mut threshold = vec![0.0f32; internal];
     let mut leaf = vec![0.0f32; internal + 1];
-    // Rows of each node at the current level.
-    let mut level: Vec<Vec<usize>> = vec![(0..g.len()).collect()];
+    let free = (f64::NEG_INFINITY, f64::INFINITY);
+    // Rows of each node at the current level, and the bounds of its values (a split along an
+    // increasing feature caps its left subtree and floors its right one at their midpoint).
+    let mut level: Vec<(Vec<usize>, (f64, f64))> = vec![((0..g.len()).collect(), free)];
     for d in 0..depth {
-        let mut next: Vec<Vec<usize>> = Vec::with_capacity(level.len() * 2);
-        for (j, rows) in level.iter().enumerate() {
+        let mut next: Vec<(Vec<usize>, (f64, f64))> = Vec::with_capacity(level.len() * 2);
+        for (j, (rows, bounds)) in level.iter().enumerate() {
             let k = (1usize << d) - 1 + j;
             let (gs, hs): (f64, f64) = rows
                 .iter()
                 .fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
-            let parent = gs * gs / (hs + lambda);
+            let parent = node_gain(gs, hs, lambda, *bounds);
             let mut best: Option<(f64, usize, usize)> = None;
             let mut hist = vec![(0.0f64, 0.0f64); BINS];
             for f in 0..dim {
@@ -210,6 +245,7 @@ fn grow(
                 if nb < 2 {
                     continue;
                 }
+                let increasing = p.increasing.get(f).copied().unwrap_or(false);
                 for b in hist.iter_mut() {
                     *b = (0.0, 0.0);
                 }
@@ -227,31 +263,57 @@ fn grow(
                     if hl < min_child || hr < min_child {
                         continue;
                     }
-                    let gain = gl * gl / (hl + lambda) + gr * gr / (hr + lambda) - parent;
+                    if increasing && value(gl, hl, lambda, *bounds) > value(gr, hr, lambda, *bounds)
+                    {
+                        continue;
+                    }
+                    let gain = node_gain(gl, hl, lambda, *bounds)
+                        + node_gain(gr, hr, lambda, *bounds)
+                        - parent;
                     if gain > 1e-12 && best.is_none_or(|(bg, _, _)| gain > bg) {
                         best = Some((gain, f, b));
                     }
                 }
             }
-            let (left, right): (Vec<usize>, Vec<usize>) = match best {
+            match best {
                 Some((_, f, b)) => {
                     feature[k] = f as u16;
                     // Rounded up as the file stores it: every value of the left bins stays left.
                     threshold[k] = ((f64::from(edges[f][b]) * 1e6).ceil() / 1e6) as f32;
-                    rows.iter().partition(|&&r| bins[f][r] as usize <= b)
+                    let (left, right): (Vec<usize>, Vec<usize>) =
+                        rows.iter().partition(|&&r| bins[f][r] as usize <= b);
+                    let (lb, rb) = if p.increasing.get(f).copied().unwrap_or(false) {
+                        let sum = |rs: &[usize]| {
+                            rs.iter().fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]))
+                        };
+                        let ((gl, hl), (gr, hr)) = (sum(&left), sum(&right));
+                        let mid =
+                            (value(gl, hl, lambda, *bounds) + value(gr, hr, lambda, *bounds)) / 2.0;
+                        ((bounds.0, mid), (mid, bounds.1))
+                    } else {
+                        (*bounds, *bounds)
+                    };
+                    next.push((left, lb));
+                    next.push((right, rb));
                 }
-                None => (rows.clone(), Vec::new()),
-            };
-            next.push(left);
-            next.push(right);
+                None => {
+                    next.push((rows.clone(), *bounds));
+                    next.push((Vec::new(), *bounds));
+                }
+            }
         }
         level = next;
     }
-    for (j, rows) in level.iter().enumerate() {
+    for (j, (rows, bounds)) in level.iter().enumerate() {
         let (gs, hs): (f64, f64) = rows
             .iter()
             .fold((0.0, 0.0), |a, &r| (a.0 + g[r], a.1 + h[r]));
-        leaf[j] = round6((-gs / (hs + lambda) * f64::from(lr)) as f32);
+        let w = if *bounds == free {
+            -gs / (hs + lambda)
+        } else {
+            value(gs, hs, lambda, *bounds)
+        };
+        leaf[j] = round6((w * f64::from(p.lr)) as f32);
     }
     Tree {
         feature,

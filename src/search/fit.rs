@@ -237,7 +237,11 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
                 }
             })
             .collect();
-        model.trees = boost::fit(&boost_groups, features::COUNT, &opts.boost);
+        let increasing: Vec<bool> = features::names()
+            .iter()
+            .map(|n| features::is_evidence(n))
+            .collect();
+        model.trees = boost::fit(&boost_groups, features::COUNT, &opts.boost, &increasing);
         model.boost_top = opts.boost.top;
         model = model.rounded();
     }

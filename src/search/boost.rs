@@ -325,3 +325,98 @@ fn grow(bins: &[Vec<u8>], edges: &[Vec<f32>], g: &[f64], h: &[f64], p: &Growth) 
 fn round6(x: f32) -> f32 {
     ((f64::from(x) * 1e6).round() / 1e6) as f32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups whose correct candidate has the *smaller* feature 0 (feature 1 tells nothing): an
+    /// unconstrained fit learns to count feature 0 against a candidate; constrained along 0,
+    /// it may not.
+    fn groups() -> Vec<BoostGroup> {
+        (0..40)
+            .map(|i| {
+                let a = (i % 7) as f32 / 7.0;
+                BoostGroup {
+                    x: vec![vec![a, 0.5], vec![a + 0.5, 0.5], vec![a + 0.3, 0.5]],
+                    positive: vec![true, false, false],
+                    base: vec![0.0; 3],
+                }
+            })
+            .collect()
+    }
+
+    fn along_feature_0(trees: &[Tree], other: f32) -> Vec<f32> {
+        (0..=30)
+            .map(|k| eval(trees, &[k as f32 / 20.0, other]))
+            .collect()
+    }
+
+    #[test]
+    fn increasing_features_never_decrease_the_sum() {
+        let opts = BoostOptions {
+            trees: 30,
+            min_child: 0.1,
+            ..BoostOptions::default()
+        };
+        let free = fit(
+            &groups(),
+            2,
+            &BoostOptions {
+                increasing_evidence: false,
+                ..opts.clone()
+            },
+            &[true, false],
+        );
+        let falls = along_feature_0(&free, 0.5).windows(2).any(|w| w[1] < w[0]);
+        assert!(
+            falls,
+            "the unconstrained fit uses feature 0 against the candidate"
+        );
+        let tied = fit(&groups(), 2, &opts, &[true, false]);
+        assert!(!tied.is_empty());
+        for other in [0.0, 0.5, 1.0] {
+            let v = along_feature_0(&tied, other);
+            assert!(v.windows(2).all(|w| w[1] >= w[0]), "{other}: {v:?}");
+        }
+        // Deterministic: the same fit twice.
+        assert_eq!(tied, fit(&groups(), 2, &opts, &[true, false]));
+    }
+
+    /// Leaves under internal node `k` of a tree with `internal` internal nodes.
+    fn leaves(t: &Tree, k: usize) -> Vec<f32> {
+        let internal = t.feature.len();
+        if k >= internal {
+            return vec![t.leaf[k - internal]];
+        }
+        let mut out = leaves(t, 2 * k + 1);
+        out.extend(leaves(t, 2 * k + 2));
+        out
+    }
+
+    /// The committed model's trees: wherever they split along an evidence feature, every leaf
+    /// on the left is at most every leaf on the right.
+    #[test]
+    fn committed_trees_never_count_evidence_against_an_action() {
+        let model = super::super::Model::committed().unwrap();
+        let names = super::super::features::names();
+        for (i, t) in model.trees.iter().enumerate() {
+            for (k, &f) in t.feature.iter().enumerate() {
+                if f == NO_SPLIT || !super::super::features::is_evidence(&names[f as usize]) {
+                    continue;
+                }
+                let left = leaves(t, 2 * k + 1);
+                let right = leaves(t, 2 * k + 2);
+                let (lmax, rmin) = (
+                    left.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                    right.iter().copied().fold(f32::INFINITY, f32::min),
+                );
+                assert!(
+                    lmax <= rmin + 1e-6,
+                    "tree {i} node {k} ({}): {lmax} > {rmin}",
+                    names[f as usize]
+                );
+            }
+        }
+    }
+}

@@ -1247,30 +1247,16 @@ impl SearchIndex {
         let (mut lc, mut ls, mut li) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         if !q.words.is_empty() {
             for (w, &m) in q.words.iter().zip(&q.word_weights) {
-                let add = |acc: &mut [f32], l: Option<&[f32]>| {
-                    if let Some(l) = l {
-                        for (a, v) in acc.iter_mut().zip(l) {
-                            *a += v * m;
-                        }
-                    }
-                };
-                add(&mut lc, lifts.class.get(w).map(|l| &l[..]));
-                add(&mut ls, lifts.scope.get(w).map(|l| &l[..]));
-                add(&mut li, lifts.item.get(w).map(|l| &l[..]));
+                add_scaled(&mut lc, lifts.class.get(w), m);
+                add_scaled(&mut ls, lifts.scope.get(w), m);
+                add_scaled(&mut li, lifts.item.get(w), m);
             }
         }
         let (mut fc, mut fs, mut fi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         for w in &q.fn_words {
-            let add = |acc: &mut [f32], l: Option<&[f32]>| {
-                if let Some(l) = l {
-                    for (a, v) in acc.iter_mut().zip(l) {
-                        *a += v;
-                    }
-                }
-            };
-            add(&mut fc, lifts.fn_class.get(w).map(|l| &l[..]));
-            add(&mut fs, lifts.fn_scope.get(w).map(|l| &l[..]));
-            add(&mut fi, lifts.fn_item.get(w).map(|l| &l[..]));
+            add_scaled(&mut fc, lifts.fn_class.get(w), 1.0);
+            add_scaled(&mut fs, lifts.fn_scope.get(w), 1.0);
+            add_scaled(&mut fi, lifts.fn_item.get(w), 1.0);
         }
         // Summed over the function words, ÷ √n: a long need has many.
         if !q.fn_words.is_empty() {
@@ -1605,5 +1591,14 @@ impl SearchIndex {
     /// Number of actions.
     pub(crate) fn len(&self) -> usize {
         self.base.shapes.len()
+    }
+}
+
+/// Adds `m ×` each lift of `l` (when the word has lifts) into `acc`.
+fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
+    if let Some(l) = l {
+        for (a, v) in acc.iter_mut().zip(l.as_ref()) {
+            *a += v * m;
+        }
     }
 }

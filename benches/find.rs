@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::Decision;
 use aegis_gitea_mcp::render::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
+use aegis_gitea_mcp::search::tantivy_fields::{
+    CATALOG_FIELDS, OwnFields, TantivyFields, query_terms,
+};
 use aegis_gitea_mcp::search::{SearchIndex, SearchOptions};
 use aegis_gitea_mcp::spec::Spec;
 use criterion::Criterion;
@@ -216,6 +219,34 @@ fn main() {
     });
     latency_report("find + render::card", rounds, &queries, |q| {
         black_box(search_and_real_cards(&index, &catalog, q));
+    });
+
+    // tantivy as the index (docs/search.md): the per-field BM25 of the seven catalog fields for
+    // each dev query's terms, through tantivy term scorers and through bm25.rs.
+    let t0 = Instant::now();
+    let tantivy = TantivyFields::build(&catalog).expect("the tantivy index builds");
+    let tantivy_build = t0.elapsed();
+    let t0 = Instant::now();
+    let own = OwnFields::build(&catalog);
+    let own_build = t0.elapsed();
+    println!(
+        "per-field BM25 build: tantivy {:.1} ms, bm25.rs {:.1} ms",
+        micros(tantivy_build) / 1000.0,
+        micros(own_build) / 1000.0
+    );
+    let terms: Vec<Vec<String>> = queries.iter().map(|q| query_terms(q)).collect();
+    let cells = catalog.len() * CATALOG_FIELDS;
+    let by_query: std::collections::HashMap<&str, &Vec<String>> =
+        queries.iter().map(String::as_str).zip(&terms).collect();
+    latency_report("per-field BM25 via tantivy", rounds, &queries, |q| {
+        let mut out = vec![0.0f32; cells];
+        tantivy.score(by_query[q], &mut out).expect("scores");
+        black_box(out);
+    });
+    latency_report("per-field BM25 via bm25.rs", rounds, &queries, |q| {
+        let mut out = vec![0.0f32; cells];
+        own.score(by_query[q], &mut out);
+        black_box(out);
     });
 
     let mut c = Criterion::default().configure_from_args();

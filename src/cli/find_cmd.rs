@@ -66,6 +66,15 @@ pub struct EvalArgs {
     /// (`index/cv-baseline.json`, written by `fit`)
     #[arg(long, value_name = "FILE", requires = "cv")]
     baseline: Option<PathBuf>,
+    /// Without --cv: rank with the model.json and examples.jsonl of this directory (as
+    /// written by `fit --out-dir`) instead of the committed ones
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "cv")]
+    index_dir: Option<PathBuf>,
+    /// With --cv: write one JSON line per row answered wrongly at rank 1 (rank of the right
+    /// action, the top three, the analysed terms and cues, its stage-one rank, the features
+    /// separating the first hit from it) to FILE, for error analysis
+    #[arg(long, value_name = "FILE", requires = "cv")]
+    misses: Option<PathBuf>,
     #[command(flatten)]
     fit: FitFlags,
 }
@@ -88,6 +97,24 @@ pub struct FitFlags {
     /// Inner folds keeping training queries apart from their own examples
     #[arg(long, hide = true)]
     inner_folds: Option<usize>,
+    /// Boosted trees on top of stage two
+    #[arg(long, hide = true)]
+    trees: Option<usize>,
+    /// Depth of the boosted trees
+    #[arg(long, hide = true)]
+    tree_depth: Option<usize>,
+    /// Shrinkage of the boosted trees
+    #[arg(long, hide = true)]
+    tree_learning_rate: Option<f32>,
+    /// L2 penalty on the boosted trees' leaves
+    #[arg(long, hide = true)]
+    tree_lambda: Option<f32>,
+    /// How many of stage two's best candidates the trees re-rank
+    #[arg(long, hide = true)]
+    tree_top: Option<usize>,
+    /// Whether the trees may not decrease along evidence features (true or false)
+    #[arg(long, hide = true)]
+    tree_increasing_evidence: Option<bool>,
 }
 
 impl FitFlags {
@@ -99,6 +126,17 @@ impl FitFlags {
             learning_rate: self.learning_rate.unwrap_or(d.learning_rate),
             candidates: self.candidates.unwrap_or(d.candidates),
             inner_folds: self.inner_folds.unwrap_or(d.inner_folds).max(2),
+            boost: aegis_gitea_mcp::search::boost::BoostOptions {
+                trees: self.trees.unwrap_or(d.boost.trees),
+                depth: self.tree_depth.unwrap_or(d.boost.depth).clamp(1, 8),
+                learning_rate: self.tree_learning_rate.unwrap_or(d.boost.learning_rate),
+                lambda: self.tree_lambda.unwrap_or(d.boost.lambda),
+                top: self.tree_top.unwrap_or(d.boost.top).max(1),
+                increasing_evidence: self
+                    .tree_increasing_evidence
+                    .unwrap_or(d.boost.increasing_evidence),
+                ..d.boost.clone()
+            },
             ..d
         }
     }
@@ -301,14 +339,41 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
     let catalog = &state.catalog;
     let cutoff = args.cutoff.max(1);
     if let Some(k) = args.cv {
-        let cv = fitting::cross_validate(
+        let mut diagnoses: Vec<Option<Value>> = vec![None; rows.len()];
+        let cv = fitting::cross_validate_with(
             catalog,
             &rows,
             usize::from(k),
             args.seed,
             cutoff,
             &args.fit.options(),
+            |i, index| {
+                if args.misses.is_some() {
+                    diagnoses[i] = Some(index.diagnose(&rows[i].q, &rows[i].expect));
+                }
+            },
         );
+        if let Some(path) = &args.misses {
+            let mut out = String::new();
+            for m in &cv.report.misses {
+                let Some(i) = rows.iter().position(|r| r.id == m.id) else {
+                    continue;
+                };
+                let mut v = json!({
+                    "id": m.id, "cat": m.cat, "q": m.q, "expect": m.expect,
+                    "rank": m.rank, "got": m.got,
+                });
+                if let (Some(obj), Some(Value::Object(d))) =
+                    (v.as_object_mut(), diagnoses[i].take())
+                {
+                    obj.extend(d);
+                }
+                out.push_str(&v.to_string());
+                out.push('\n');
+            }
+            std::fs::write(path, out)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
         if args.json {
             println!("{}", serde_json::to_string_pretty(&cv)?);
         } else {
@@ -342,7 +407,23 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     let own;
-    let index = if args.no_examples {
+    let index = if let Some(dir) = &args.index_dir {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))
+        };
+        let model = Model::parse(&read("model.json")?)
+            .map_err(|e| UsageError(format!("model.json: {e}")))?;
+        let examples = if args.no_examples {
+            Examples::none()
+        } else {
+            Examples::parse(&read("examples.jsonl")?)
+                .map_err(|e| UsageError(format!("examples.jsonl: {e}")))?
+        };
+        own = SearchIndex::with(catalog, &examples, model);
+        &own
+    } else if args.no_examples {
         own = SearchIndex::with(
             catalog,
             &Examples::none(),

@@ -6,7 +6,7 @@
 //! operationIds match (older Gitea, Forgejo); an operation without examples is still found by
 //! its own text and shape.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::EvalRow;
 
@@ -17,13 +17,22 @@ const COMMITTED: &str = include_str!("../../index/examples.jsonl");
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Examples {
     by_operation: BTreeMap<String, Vec<String>>,
+    /// The needs written in the typo style (misspelt on purpose): their words are not evidence
+    /// that a word is spelled right.
+    misspelt: BTreeSet<String>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Line {
     op: String,
     q: Vec<String>,
+    /// Positions in `q` of the needs written in the typo style.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    typo: Vec<usize>,
 }
+
+/// The style of the training set whose needs are misspelt on purpose.
+pub const TYPO_STYLE: &str = "typo";
 
 impl Examples {
     /// No examples at all (ranking by text and shape only).
@@ -39,7 +48,11 @@ impl Examples {
     /// Every row's query, as an example of each operationId it is labelled with.
     pub fn from_rows<'a>(rows: impl IntoIterator<Item = &'a EvalRow>) -> Examples {
         let mut by_operation: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut misspelt = BTreeSet::new();
         for row in rows {
+            if row.cat == TYPO_STYLE {
+                misspelt.insert(row.q.clone());
+            }
             for op in &row.expect {
                 by_operation
                     .entry(op.clone())
@@ -51,21 +64,34 @@ impl Examples {
             qs.sort();
             qs.dedup();
         }
-        Examples { by_operation }
+        Examples {
+            by_operation,
+            misspelt,
+        }
     }
 
     /// Parses the JSON Lines form (`{"op": …, "q": [...]}` per line).
     pub fn parse(text: &str) -> Result<Examples, String> {
         let mut by_operation = BTreeMap::new();
+        let mut misspelt = BTreeSet::new();
         for (i, line) in text
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
         {
             let l: Line = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+            for &t in &l.typo {
+                let q =
+                    l.q.get(t)
+                        .ok_or_else(|| format!("line {}: typo position {t} is past `q`", i + 1))?;
+                misspelt.insert(q.clone());
+            }
             by_operation.insert(l.op, l.q);
         }
-        Ok(Examples { by_operation })
+        Ok(Examples {
+            by_operation,
+            misspelt,
+        })
     }
 
     /// The JSON Lines form, one operation per line, sorted.
@@ -75,6 +101,9 @@ impl Examples {
             let line = Line {
                 op: op.clone(),
                 q: q.clone(),
+                typo: (0..q.len())
+                    .filter(|&i| self.misspelt.contains(&q[i]))
+                    .collect(),
             };
             out.push_str(&serde_json::to_string(&line).unwrap_or_default());
             out.push('\n');
@@ -87,6 +116,11 @@ impl Examples {
         self.by_operation
             .get(operation_id)
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether `need` was written misspelt on purpose (the typo style).
+    pub fn is_misspelt(&self, need: &str) -> bool {
+        self.misspelt.contains(need)
     }
 
     /// Number of operations with examples.

@@ -35,8 +35,14 @@ pub const LEX_CLASS: usize = INTENT + QUERY_INTENTS * CLASSES;
 pub const LEX_SCOPE: usize = LEX_CLASS + 1;
 /// … item against collection.
 pub const LEX_ITEM: usize = LEX_CLASS + 2;
+/// The same three, learned for the query's function words ("my", "every", "one", "by").
+pub const LEX_FN_CLASS: usize = LEX_CLASS + 3;
+/// … scope.
+pub const LEX_FN_SCOPE: usize = LEX_CLASS + 4;
+/// … item against collection.
+pub const LEX_FN_ITEM: usize = LEX_CLASS + 5;
 /// Number of stage-one features (computed for every matched action).
-pub const STAGE1: usize = LEX_CLASS + 3;
+pub const STAGE1: usize = LEX_CLASS + 6;
 
 /// Share of the query's concepts the action's own text covers.
 pub const COVER_DOC: usize = STAGE1;
@@ -115,6 +121,9 @@ pub fn names() -> Vec<String> {
         "lex.class",
         "lex.scope",
         "lex.item",
+        "lex.fn.class",
+        "lex.fn.scope",
+        "lex.fn.item",
         "cover.doc",
         "cover.all",
         "name.cover",

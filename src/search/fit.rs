@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::boost::{self, BoostGroup, BoostOptions};
 use super::eval::{CvReport, EvalRow, folds, score_lists};
 use super::{Base, Examples, Model, SearchIndex, SearchOptions, features};
 use crate::catalog::Catalog;
@@ -32,6 +33,8 @@ pub struct FitOptions {
     pub learning_rate: f32,
     /// Stage-one candidates re-ranked by stage two.
     pub candidates: usize,
+    /// Boosted trees on top of stage two.
+    pub boost: BoostOptions,
 }
 
 impl Default for FitOptions {
@@ -43,6 +46,7 @@ impl Default for FitOptions {
             steps: 300,
             learning_rate: 0.05,
             candidates: 60,
+            boost: BoostOptions::default(),
         }
     }
 }
@@ -71,6 +75,20 @@ pub fn cross_validate(
     cutoff: usize,
     opts: &FitOptions,
 ) -> CvReport {
+    cross_validate_with(catalog, rows, k, seed, cutoff, opts, |_, _| {})
+}
+
+/// [`cross_validate`], calling `inspect(row, index)` for every row with the index that answers
+/// it (the model and examples of the other folds): for error analysis (`eval --cv --misses`).
+pub fn cross_validate_with(
+    catalog: &Catalog,
+    rows: &[EvalRow],
+    k: usize,
+    seed: u64,
+    cutoff: usize,
+    opts: &FitOptions,
+    mut inspect: impl FnMut(usize, &SearchIndex),
+) -> CvReport {
     let base = Arc::new(Base::build(catalog));
     let fold = folds(rows.len(), k, seed);
     let mut lists: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
@@ -90,6 +108,7 @@ pub fn cross_validate(
         };
         for (i, row) in rows.iter().enumerate().filter(|(i, _)| fold[*i] == f) {
             lists[i] = ranked(&index, &row.q, &o);
+            inspect(i, &index);
         }
     }
     CvReport {
@@ -187,13 +206,46 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
         }
     }
     let stage2 = train(&groups, features::COUNT, opts);
-    Model {
+    let mut model = Model {
         stage1,
         stage2,
         candidates: opts.candidates,
+        trees: Vec::new(),
+        boost_top: 0,
         provenance: serde_json::Value::Null,
     }
-    .rounded()
+    .rounded();
+    if opts.boost.trees > 0 {
+        // As at run time: the best `top` candidates of each query by the linear score.
+        let boost_groups: Vec<BoostGroup> = groups
+            .iter()
+            .map(|g| {
+                let lin: Vec<f32> =
+                    g.x.iter()
+                        .map(|x| super::model::dot(&model.stage2, x))
+                        .collect();
+                let mut order: Vec<usize> = (0..g.x.len()).collect();
+                order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
+                order.truncate(opts.boost.top);
+                BoostGroup {
+                    base: order.iter().map(|&c| f64::from(lin[c])).collect(),
+                    x: order
+                        .iter()
+                        .map(|&c| super::model::dense(&g.x[c]))
+                        .collect(),
+                    positive: order.iter().map(|&c| g.positive[c]).collect(),
+                }
+            })
+            .collect();
+        let increasing: Vec<bool> = features::names()
+            .iter()
+            .map(|n| features::is_evidence(n))
+            .collect();
+        model.trees = boost::fit(&boost_groups, features::COUNT, &opts.boost, &increasing);
+        model.boost_top = opts.boost.top;
+        model = model.rounded();
+    }
+    model
 }
 
 /// Softmax regression over groups by full-batch Adam (projected: evidence weights stay ≥ 0).
@@ -284,10 +336,10 @@ mod tests {
 
     fn rows() -> Vec<EvalRow> {
         vec![
-            // Their only word is known through their own labels, nowhere else (a need's word
-            // is known once two needs use it).
+            // Their only word is known through their own label, nowhere else (a word of the
+            // needs that nothing corrects is kept as typed, so no other need may use it).
             row("a", "zorblax", "repoGet"),
-            row("a2", "the zorblax", "repoGet"),
+            row("a2", "the quuxtrix", "repoGet"),
             row("b", "merge the pull request", "repoMergePullRequest"),
             row("c", "remove a branch", "repoDeleteBranch"),
             row("d", "open a new ticket", "issueCreateIssue"),
@@ -318,8 +370,8 @@ mod tests {
         );
     }
 
-    /// A held-out row never sees its own label: `zorblax` is found in sample, not in CV (where
-    /// one other need at most uses it).
+    /// A held-out row never sees its own label: `zorblax` and `quuxtrix` are found in sample,
+    /// not in CV (where no other need uses them).
     #[test]
     fn cross_validation_keeps_held_out_rows_out_of_the_index() {
         let c = fixture();
@@ -327,10 +379,13 @@ mod tests {
         let (model, examples) = fit(&c, &rows, &quick());
         let index = SearchIndex::with(&c, &examples, model);
         let o = SearchOptions::default();
-        assert_eq!(
-            ranked(&index, "zorblax", &o).first().map(String::as_str),
-            Some("repoGet")
-        );
+        for q in ["zorblax", "the quuxtrix"] {
+            assert_eq!(
+                ranked(&index, q, &o).first().map(String::as_str),
+                Some("repoGet"),
+                "{q}"
+            );
+        }
         let cv = cross_validate(&c, &rows, 3, 7, 5, &quick());
         for id in ["a", "a2"] {
             let miss = cv.report.misses.iter().find(|m| m.id == id);

@@ -15,12 +15,14 @@
 //! [`Catalog::actions`] with scores.
 
 mod bm25;
+pub mod boost;
 mod eval;
 pub mod examples;
 pub mod features;
 pub mod fit;
 pub mod model;
 pub mod structure;
+pub mod tantivy_fields;
 pub mod text;
 pub mod vocabulary;
 
@@ -39,7 +41,7 @@ use bm25::{Corpus, Dictionary};
 pub use structure::Relation;
 use structure::{Scope, Shape};
 use text::{FIELDS, FieldKind};
-use vocabulary::{Lexicon, Origin, analyse_with};
+use vocabulary::{Lexicon, NeedsWords, Origin, analyse_with};
 
 /// The score given to an action named exactly by the query (above any other score).
 pub const EXACT_MATCH_SCORE: f32 = 10_000.0;
@@ -375,7 +377,10 @@ pub(crate) struct ExampleIndex {
     has: Vec<bool>,
     /// Words of the labelled needs seen in at least [`NEEDS_WORD_MIN_EXAMPLES`] of them: kept
     /// as typed by the query analysis (a typo seldom repeats).
-    needs_words: HashSet<String>,
+    needs_words: NeedsWords,
+    /// Per word of the needs, how much it tells: `ln((N+1)/(df+1)) / ln(N+1)` over the N
+    /// distinct needs (a word in every need tells nothing).
+    info: HashMap<u32, f32>,
     /// Learned associations: example-token id → (base token id, weight), strongest first.
     associations: HashMap<u32, Vec<(u32, f32)>>,
     /// Per word of the needs, log-lift of each verb class / scope / item-or-collection /
@@ -396,6 +401,14 @@ struct Lifts {
     action: HashMap<(u32, u32), f32>,
     /// Per word: log-lift of a resource (or an action) it was never seen with.
     unseen: HashMap<u32, f32>,
+    /// Function words of the needs → their id in the `fn_*` tables.
+    fn_words: HashMap<String, u32>,
+    /// Per function word, log-lift of each verb class.
+    fn_class: HashMap<u32, [f32; 5]>,
+    /// … scope.
+    fn_scope: HashMap<u32, [f32; 7]>,
+    /// … item or collection.
+    fn_item: HashMap<u32, [f32; 2]>,
 }
 
 /// Pseudo-needs of the m-estimate that smooths [`Lifts`].
@@ -498,16 +511,87 @@ impl Lifts {
             resource,
             action,
             unseen,
+            ..Lifts::default()
         }
     }
+
+    /// The class, scope and item lifts of the function words of `needs` (raw text, with the
+    /// actions each is labelled with).
+    fn add_function_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
+        let mut class: HashMap<u32, [f32; 5]> = HashMap::new();
+        let mut scope: HashMap<u32, [f32; 7]> = HashMap::new();
+        let mut item: HashMap<u32, [f32; 2]> = HashMap::new();
+        let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
+        for (q, owners) in needs {
+            let ids = function_word_ids(&mut self.fn_words, q, true);
+            for &a in owners.iter() {
+                let shape = &base.shapes[a as usize];
+                let (c, s, it) = (
+                    class_code(shape.class),
+                    scope_code(shape.scope),
+                    usize::from(shape.on_item),
+                );
+                pc[c] += 1.0;
+                ps[s] += 1.0;
+                pi[it] += 1.0;
+                for &w in &ids {
+                    class.entry(w).or_default()[c] += 1.0;
+                    scope.entry(w).or_default()[s] += 1.0;
+                    item.entry(w).or_default()[it] += 1.0;
+                }
+            }
+        }
+        self.fn_class = lift_table(&class, &pc);
+        self.fn_scope = lift_table(&scope, &ps);
+        self.fn_item = lift_table(&item, &pi);
+    }
+}
+
+/// Ids of the distinct function words of `text` that `dict` knows.
+fn known_function_words(dict: &HashMap<String, u32>, text: &str) -> Vec<u32> {
+    let mut out: Vec<u32> = vocabulary::tokenize(text)
+        .iter()
+        .filter_map(|w| dict.get(w).copied())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Ids of the distinct function words of `text` (added to `dict` when `grow`).
+fn function_word_ids(dict: &mut HashMap<String, u32>, text: &str, grow: bool) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for w in vocabulary::tokenize(text) {
+        if !vocabulary::is_stop_word(&w) {
+            continue;
+        }
+        let id = match dict.get(&w) {
+            Some(&id) => id,
+            None if grow => {
+                let id = dict.len() as u32;
+                dict.insert(w, id);
+                id
+            }
+            None => continue,
+        };
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 fn scope_code(s: Scope) -> usize {
     Scope::ALL.iter().position(|&x| x == s).unwrap_or(0)
 }
 
-/// See `ExampleIndex::needs_words`.
+/// See `NeedsWords::repeated`.
 pub const NEEDS_WORD_MIN_EXAMPLES: usize = 2;
+/// See `NeedsWords::spelled`: a word of this many needs not misspelt on purpose.
+pub const SPELLED_MIN_EXAMPLES: usize = 2;
+/// The least weight of a word in the means of the learned lifts (see `ExampleIndex::info`).
+pub const MIN_WORD_WEIGHT: f32 = 0.05;
 
 /// An association needs this many labelled (need, action) pairs…
 pub const ASSOCIATION_MIN_PAIRS: f32 = 2.0;
@@ -528,27 +612,48 @@ impl ExampleIndex {
         let n = base.operation_ids.len();
         let mut per_action: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut seen: HashMap<&str, usize> = HashMap::new();
-        // Words of the needs, counted once per need.
+        // Words of the needs, counted once per need (and apart for the needs misspelt on
+        // purpose).
         let mut counts: HashMap<String, usize> = HashMap::new();
+        let mut spelled: HashMap<String, usize> = HashMap::new();
         let mut distinct: HashSet<&str> = HashSet::new();
         for op in &base.operation_ids {
             for q in examples.of(op) {
                 if distinct.insert(q.as_str()) {
                     let words: HashSet<String> = vocabulary::tokenize(q)
                         .into_iter()
+                        .flat_map(|w| {
+                            let mut v = vocabulary::hyphen_parts(&w);
+                            if v.len() > 1 {
+                                v.push(w);
+                            }
+                            v
+                        })
                         .filter(|w| !base.lexicon.knows(w))
                         .collect();
+                    let misspelt = examples.is_misspelt(q);
                     for w in words {
-                        *counts.entry(w).or_default() += 1;
+                        *counts.entry(w.clone()).or_default() += 1;
+                        if !misspelt {
+                            *spelled.entry(w).or_default() += 1;
+                        }
                     }
                 }
             }
         }
-        let needs_words: HashSet<String> = counts
-            .into_iter()
-            .filter(|(_, c)| *c >= NEEDS_WORD_MIN_EXAMPLES)
-            .map(|(w, _)| w)
-            .collect();
+        let needs_words = NeedsWords {
+            spelled: spelled
+                .into_iter()
+                .filter(|(_, c)| *c >= SPELLED_MIN_EXAMPLES)
+                .map(|(w, _)| w)
+                .collect(),
+            repeated: counts
+                .iter()
+                .filter(|(_, c)| **c >= NEEDS_WORD_MIN_EXAMPLES)
+                .map(|(w, _)| w.clone())
+                .collect(),
+            seen: counts.into_keys().collect(),
+        };
         let mut each_docs: Vec<Vec<u32>> = Vec::new();
         let mut owners: Vec<Vec<u32>> = Vec::new();
         for (i, op) in base.operation_ids.iter().enumerate() {
@@ -573,8 +678,34 @@ impl ExampleIndex {
                 per_action[i].extend_from_slice(&each_docs[e]);
             }
         }
+        let mut need_df: HashMap<u32, f32> = HashMap::new();
+        for d in &each_docs {
+            let mut u = d.clone();
+            u.sort_unstable();
+            u.dedup();
+            for t in u {
+                *need_df.entry(t).or_default() += 1.0;
+            }
+        }
+        let n_needs = each_docs.len() as f32 + 1.0;
+        let info = need_df
+            .into_iter()
+            .map(|(t, df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
+            .collect();
         let associations = associations(base, &each_docs, &owners);
-        let lifts = Lifts::build(base, &each_docs, &owners);
+        let mut lifts = Lifts::build(base, &each_docs, &owners);
+        {
+            let mut texts: Vec<&str> = vec![""; each_docs.len()];
+            for (q, &e) in &seen {
+                texts[e] = q;
+            }
+            let needs: Vec<(&str, &[u32])> = texts
+                .iter()
+                .zip(&owners)
+                .map(|(q, o)| (*q, o.as_slice()))
+                .collect();
+            lifts.add_function_words(base, &needs);
+        }
         let field = Corpus::build(&per_action);
         let each = Corpus::build(&each_docs);
         let has = per_action.iter().map(|d| !d.is_empty()).collect();
@@ -587,6 +718,7 @@ impl ExampleIndex {
             })
             .collect();
         ExampleIndex {
+            info,
             dict,
             field,
             each,
@@ -680,6 +812,10 @@ pub(crate) struct Query {
     cues: [bool; features::CUES],
     /// Example-dictionary ids of the words the user typed (for the learned lifts).
     words: Vec<u32>,
+    /// Weight of each of `words` in the means of the learned lifts (summing to 1).
+    word_weights: Vec<f32>,
+    /// Ids of the query's function words (see `Lifts::fn_words`).
+    fn_words: Vec<u32>,
     /// The query holds an `owner/name`-like value.
     slash_value: bool,
     /// The query holds a number.
@@ -841,6 +977,16 @@ impl SearchIndex {
                     })
                     .filter(|c| c.part != 0.0)
                     .collect();
+                // What the boosted trees add beyond the linear score (for candidates below the
+                // re-ranked top: the shift that keeps them below it).
+                let rest = h.score - model::dot(&self.model.stage2, &x);
+                if !self.model.trees.is_empty() && rest != 0.0 {
+                    parts.push(Contribution {
+                        feature: "trees".into(),
+                        value: 1.0,
+                        part: rest,
+                    });
+                }
                 parts.sort_by(|a, b| b.part.abs().total_cmp(&a.part.abs()));
                 (h, parts)
             })
@@ -887,23 +1033,15 @@ impl SearchIndex {
                 None => Err(Error::EmptyQuery),
             };
         }
-        let mut q = self.query(analysis);
+        let mut q = self.query(analysis, trimmed);
         q.note_values(trimmed);
         let s1 = self.stage1(&q);
+        let cands = self.stage1_candidates(&q, &s1, keep);
         let mut hits: Vec<(Hit, Sparse)> = self
-            .stage1_candidates(&q, &s1, keep)
+            .stage2_ranked(&q, &s1, &cands)
             .into_iter()
-            .map(|i| {
-                let x = self.stage2(&q, &s1, i);
-                let score = model::dot(&self.model.stage2, &x);
-                (Hit { action: i, score }, x)
-            })
+            .map(|(action, score, x)| (Hit { action, score }, x))
             .collect();
-        hits.sort_by(|a, b| {
-            b.0.score
-                .total_cmp(&a.0.score)
-                .then(a.0.action.cmp(&b.0.action))
-        });
         if let Some(i) = exact {
             hits.retain(|h| h.0.action != i);
             hits.insert(
@@ -930,13 +1068,13 @@ impl SearchIndex {
     pub(crate) fn prepare(&self, query: &str) -> Option<Query> {
         let analysis = analyse_with(query, &self.base.lexicon, &self.examples.needs_words);
         (!analysis.terms.is_empty()).then(|| {
-            let mut q = self.query(analysis);
+            let mut q = self.query(analysis, query);
             q.note_values(query);
             q
         })
     }
 
-    fn query(&self, analysis: Analysis) -> Query {
+    fn query(&self, analysis: Analysis, raw: &str) -> Query {
         let mut az = analyzer();
         let base = &self.base;
         let ex = &self.examples;
@@ -1008,7 +1146,8 @@ impl SearchIndex {
             })
             .filter(|c| !c.is_empty())
             .collect();
-        let mut intent = analysis.primary_intent();
+        // In a long need, what comes after "I want to" is what is wanted.
+        let mut intent = analysis.wanted.or(analysis.primary_intent());
         if intent == Some(Intent::Get) && (analysis.wants_collection || analysis.plural) {
             intent = Some(Intent::List);
         }
@@ -1028,7 +1167,18 @@ impl SearchIndex {
             .collect();
         words.sort_unstable();
         words.dedup();
+        let fn_words = known_function_words(&ex.lifts.fn_words, raw);
+        let mut word_weights: Vec<f32> = words
+            .iter()
+            .map(|w| ex.info.get(w).copied().unwrap_or(1.0).max(MIN_WORD_WEIGHT))
+            .collect();
+        let total: f32 = word_weights.iter().sum();
+        for v in &mut word_weights {
+            *v /= total.max(1e-6);
+        }
         Query {
+            word_weights,
+            fn_words,
             words,
             slash_value: false,
             number_value: false,
@@ -1096,24 +1246,32 @@ impl SearchIndex {
         let lifts = &ex.lifts;
         let (mut lc, mut ls, mut li) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         if !q.words.is_empty() {
-            let m = q.words.len() as f32;
-            for w in &q.words {
-                let add = |acc: &mut [f32], l: Option<&[f32]>| {
-                    if let Some(l) = l {
-                        for (a, v) in acc.iter_mut().zip(l) {
-                            *a += v / m;
-                        }
-                    }
-                };
-                add(&mut lc, lifts.class.get(w).map(|l| &l[..]));
-                add(&mut ls, lifts.scope.get(w).map(|l| &l[..]));
-                add(&mut li, lifts.item.get(w).map(|l| &l[..]));
+            for (w, &m) in q.words.iter().zip(&q.word_weights) {
+                add_scaled(&mut lc, lifts.class.get(w), m);
+                add_scaled(&mut ls, lifts.scope.get(w), m);
+                add_scaled(&mut li, lifts.item.get(w), m);
+            }
+        }
+        let (mut fc, mut fs, mut fi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
+        for w in &q.fn_words {
+            add_scaled(&mut fc, lifts.fn_class.get(w), 1.0);
+            add_scaled(&mut fs, lifts.fn_scope.get(w), 1.0);
+            add_scaled(&mut fi, lifts.fn_item.get(w), 1.0);
+        }
+        // Summed over the function words, ÷ √n: a long need has many.
+        if !q.fn_words.is_empty() {
+            let m = (q.fn_words.len() as f32).sqrt();
+            for v in fc.iter_mut().chain(fs.iter_mut()).chain(fi.iter_mut()) {
+                *v /= m;
             }
         }
         for i in 0..n {
             let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
             let shape = &self.base.shapes[i];
             let class = class_code(shape.class);
+            row[features::LEX_FN_CLASS] = fc[class];
+            row[features::LEX_FN_SCOPE] = fs[scope_code(shape.scope)];
+            row[features::LEX_FN_ITEM] = fi[usize::from(shape.on_item)];
             row[HAS_EXAMPLES] = f32::from(u8::from(ex.has[i]));
             row[features::INTENT + q.intent * features::CLASSES + class] = 1.0;
             row[features::LEX_CLASS] = lc[class];
@@ -1145,6 +1303,46 @@ impl SearchIndex {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(self.model.candidates);
         scored.into_iter().map(|(i, _)| i).collect()
+    }
+
+    /// Stage two over `cands`, best first: the linear score, then the boosted trees re-rank the
+    /// best [`Model::boost_top`] (the others follow in linear order, their scores shifted below).
+    pub(crate) fn stage2_ranked(
+        &self,
+        q: &Query,
+        s1: &Stage1,
+        cands: &[usize],
+    ) -> Vec<(usize, f32, Sparse)> {
+        let by_score = |a: &(usize, f32, Sparse), b: &(usize, f32, Sparse)| {
+            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+        };
+        let mut scored: Vec<(usize, f32, Sparse)> = cands
+            .iter()
+            .map(|&i| {
+                let x = self.stage2(q, s1, i);
+                (i, model::dot(&self.model.stage2, &x), x)
+            })
+            .collect();
+        scored.sort_by(by_score);
+        if self.model.trees.is_empty() {
+            return scored;
+        }
+        let top = self.model.boost_top.min(scored.len());
+        for h in &mut scored[..top] {
+            h.1 += boost::eval(&self.model.trees, &model::dense(&h.2));
+        }
+        scored[..top].sort_by(by_score);
+        if top < scored.len() {
+            let floor = scored[..top]
+                .iter()
+                .map(|h| h.1)
+                .fold(f32::INFINITY, f32::min);
+            let shift = scored[top].1 - floor + 1.0;
+            for h in &mut scored[top..] {
+                h.1 -= shift;
+            }
+        }
+        scored
     }
 
     /// A destructive action never surfaces from a typo alone: when the delete came from an
@@ -1252,12 +1450,11 @@ impl SearchIndex {
         let scope = scope_code(shape.scope);
         let lifts = &self.examples.lifts;
         if !q.words.is_empty() {
-            let n = q.words.len() as f32;
             let res = ids.resource.first().copied();
             let mut lr = 0.0;
-            for w in &q.words {
+            for (w, &m) in q.words.iter().zip(&q.word_weights) {
                 if let Some(r) = res {
-                    lr += lifts
+                    lr += m * lifts
                         .resource
                         .get(&(*w, r))
                         .or_else(|| lifts.unseen.get(w))
@@ -1265,13 +1462,14 @@ impl SearchIndex {
                         .unwrap_or(0.0);
                 }
             }
-            put(LEX_RESOURCE, lr / n);
+            put(LEX_RESOURCE, lr);
             if self.examples.has[i] {
                 let la: f32 = q
                     .words
                     .iter()
-                    .map(|w| {
-                        lifts
+                    .zip(&q.word_weights)
+                    .map(|(w, &m)| {
+                        m * lifts
                             .action
                             .get(&(*w, i as u32))
                             .or_else(|| lifts.unseen.get(w))
@@ -1279,7 +1477,7 @@ impl SearchIndex {
                             .unwrap_or(0.0)
                     })
                     .sum();
-                put(LEX_ACTION, la / n);
+                put(LEX_ACTION, la);
             }
         }
         put(
@@ -1299,6 +1497,92 @@ impl SearchIndex {
         x
     }
 
+    /// Why `query` ranks as it does, for error analysis (`eval --cv --misses`): its analysed
+    /// terms and cues, the rank of the best of `expect` after stage one (over every matched
+    /// action) and after stage two, and the stage-two features that most separate the first hit
+    /// from it (`part(first) − part(expected)`).
+    pub fn diagnose(&self, query: &str, expect: &[String]) -> serde_json::Value {
+        use serde_json::json;
+        let Some(q) = self.prepare(query) else {
+            return json!({"terms": []});
+        };
+        let want: Vec<usize> = (0..self.len())
+            .filter(|&i| expect.iter().any(|e| e == self.operation_id(i)))
+            .collect();
+        let s1 = self.stage1(&q);
+        let score1 = |i: usize| -> f32 {
+            s1.row(i)
+                .iter()
+                .zip(&self.model.stage1)
+                .map(|(a, b)| a * b)
+                .sum()
+        };
+        let mut all: Vec<(usize, f32)> = (0..self.len())
+            .filter(|&i| s1.matched[i] && self.passes_typo_guard(&q, i))
+            .map(|i| (i, score1(i)))
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let stage1_rank = all
+            .iter()
+            .position(|(i, _)| want.contains(i))
+            .map(|p| p + 1);
+        let cands = self.stage1_candidates(&q, &s1, |_| true);
+        let scored = self.stage2_ranked(&q, &s1, &cands);
+        let names = features::names();
+        let best_want = scored.iter().find(|(i, _, _)| want.contains(i));
+        let mut diff: Vec<(String, f32)> = Vec::new();
+        if let (Some(top), Some(w)) = (scored.first(), best_want) {
+            let mut parts = vec![0.0f32; features::COUNT];
+            for &(j, v) in &top.2 {
+                parts[j as usize] += v * self.model.stage2[j as usize];
+            }
+            for &(j, v) in &w.2 {
+                parts[j as usize] -= v * self.model.stage2[j as usize];
+            }
+            diff = parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.abs() > 1e-3)
+                .map(|(j, &p)| (names[j].clone(), (p * 100.0).round() / 100.0))
+                .collect();
+            diff.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            diff.truncate(8);
+        }
+        let cues: Vec<&str> = ["self", "admin", "org", "repo", "user"]
+            .iter()
+            .zip(q.cues)
+            .filter(|(_, on)| *on)
+            .map(|(n, _)| *n)
+            .collect();
+        let diff: Vec<String> = diff
+            .into_iter()
+            .map(|(n, p)| format!("{n}={p:+}"))
+            .collect();
+        const INTENT_NAMES: [&str; 6] = ["none", "delete", "create", "update", "list", "get"];
+        let terms: Vec<String> = q
+            .analysis
+            .terms
+            .iter()
+            .map(|t| format!("{}:{:?}", t.word, t.origin))
+            .collect();
+        let learned = q.terms.iter().filter(|t| t.group == 2).count();
+        json!({
+            "dropped": q.analysis.dropped,
+            "corrections": q.analysis.corrections.iter().map(|(a, b)| format!("{a}>{b}")).collect::<Vec<_>>(),
+            "terms": terms,
+            "learned": learned,
+            "concepts": q.analysis.concepts,
+            "intents": format!("{:?}", q.analysis.intents),
+            "intent": INTENT_NAMES[q.intent],
+            "cues": cues,
+            "collection": q.analysis.wants_collection,
+            "plural": q.analysis.plural,
+            "stage1_rank": stage1_rank,
+            "matched": all.len(),
+            "diff": diff,
+        })
+    }
+
     /// The operationId of each action, by position.
     pub(crate) fn operation_id(&self, i: usize) -> &str {
         &self.base.operation_ids[i]
@@ -1307,5 +1591,14 @@ impl SearchIndex {
     /// Number of actions.
     pub(crate) fn len(&self) -> usize {
         self.base.shapes.len()
+    }
+}
+
+/// Adds `m ×` each lift of `l` (when the word has lifts) into `acc`.
+fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
+    if let Some(l) = l {
+        for (a, v) in acc.iter_mut().zip(l.as_ref()) {
+            *a += v * m;
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::boost::{NO_SPLIT, Tree};
 use super::features;
 
 /// The committed model, compiled in.
@@ -21,6 +22,11 @@ pub struct Model {
     pub stage2: Vec<f32>,
     /// How many stage-one candidates stage two sees.
     pub candidates: usize,
+    /// Boosted trees over the stage-two features, added to the linear score of its best
+    /// `boost_top` candidates (may be empty).
+    pub trees: Vec<Tree>,
+    /// How many of stage two's best candidates (by the linear score) the trees re-rank.
+    pub boost_top: usize,
     /// Free-form facts about the fit (training file, rows, settings), kept in the file.
     pub provenance: Value,
 }
@@ -37,6 +43,8 @@ impl Model {
             stage1: vec![0.0; features::STAGE1],
             stage2: vec![0.0; features::COUNT],
             candidates,
+            trees: Vec::new(),
+            boost_top: 0,
             provenance: Value::Null,
         }
     }
@@ -71,7 +79,49 @@ impl Model {
             .as_u64()
             .filter(|&c| (1..=10_000).contains(&c))
             .ok_or("`candidates` must be a positive integer")? as usize;
+        let mut trees = Vec::new();
+        for (i, t) in v["trees"].as_array().into_iter().flatten().enumerate() {
+            let nums = |key: &str| -> Result<Vec<f32>, String> {
+                t[key]
+                    .as_array()
+                    .ok_or_else(|| format!("tree {i}: `{key}` must be an array"))?
+                    .iter()
+                    .map(|x| {
+                        x.as_f64()
+                            .filter(|x| x.is_finite())
+                            .map(|x| x as f32)
+                            .ok_or_else(|| format!("tree {i}: `{key}` must hold numbers"))
+                    })
+                    .collect()
+            };
+            let feature = t["feature"]
+                .as_array()
+                .ok_or_else(|| format!("tree {i}: `feature` must be an array"))?
+                .iter()
+                .map(|f| match f.as_str() {
+                    None => Ok(NO_SPLIT),
+                    Some(name) => names
+                        .iter()
+                        .position(|x| x == name)
+                        .map(|p| p as u16)
+                        .ok_or_else(|| format!("tree {i} has the unknown feature {name:?}")),
+                })
+                .collect::<Result<Vec<u16>, String>>()?;
+            let threshold = nums("threshold")?;
+            let leaf = nums("leaf")?;
+            if threshold.len() != feature.len() || leaf.len() != feature.len() + 1 {
+                return Err(format!("tree {i}: sizes do not make a complete tree"));
+            }
+            trees.push(Tree {
+                feature,
+                threshold,
+                leaf,
+            });
+        }
+        let boost_top = v["boost_top"].as_u64().unwrap_or(0) as usize;
         Ok(Model {
+            trees,
+            boost_top,
             stage1: weights("stage1", features::STAGE1)?,
             stage2: weights("stage2", features::COUNT)?,
             candidates,
@@ -89,13 +139,30 @@ impl Model {
             }
             Value::Object(m)
         };
-        let v = json!({
+        let trees: Vec<Value> = self
+            .trees
+            .iter()
+            .map(|t| {
+                json!({
+                    "feature": t.feature.iter().map(|&f| {
+                        if f == NO_SPLIT { Value::Null } else { json!(names[f as usize]) }
+                    }).collect::<Vec<_>>(),
+                    "threshold": t.threshold.iter().map(|&x| json!(round6(x))).collect::<Vec<_>>(),
+                    "leaf": t.leaf.iter().map(|&x| json!(round6(x))).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let mut v = json!({
             "format": FORMAT,
             "candidates": self.candidates,
             "provenance": self.provenance,
             "stage1": obj(&self.stage1),
             "stage2": obj(&self.stage2),
         });
+        if !trees.is_empty() {
+            v["boost_top"] = json!(self.boost_top);
+            v["trees"] = Value::Array(trees);
+        }
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
         s.push('\n');
         s
@@ -106,12 +173,28 @@ impl Model {
         for w in self.stage1.iter_mut().chain(self.stage2.iter_mut()) {
             *w = round6(*w) as f32;
         }
+        for t in &mut self.trees {
+            for w in t.threshold.iter_mut().chain(t.leaf.iter_mut()) {
+                *w = round6(*w) as f32;
+            }
+        }
         self
     }
 }
 
 fn round6(x: f32) -> f64 {
     (f64::from(x) * 1e6).round() / 1e6
+}
+
+/// Sparse features as a dense vector of every feature.
+pub fn dense(x: &[(u16, f32)]) -> Vec<f32> {
+    let mut d = vec![0.0f32; features::COUNT];
+    for &(i, v) in x {
+        if let Some(slot) = d.get_mut(i as usize) {
+            *slot = v;
+        }
+    }
+    d
 }
 
 /// Dot product of sparse features with weights.

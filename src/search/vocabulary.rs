@@ -5,6 +5,19 @@ use std::collections::{HashMap, HashSet};
 
 include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
 
+/// What the labelled needs say about the words the catalog does not use.
+#[derive(Debug, Default, Clone)]
+pub struct NeedsWords {
+    /// Words of needs not written misspelt on purpose: spelled right, kept as typed even when
+    /// one edit from a catalog word ("take" is not "make").
+    pub spelled: HashSet<String>,
+    /// Words in two needs or more: kept as typed unless one edit from a catalog word (a typo
+    /// seldom repeats, but some do).
+    pub repeated: HashSet<String>,
+    /// Every word of the needs: kept as typed when no correction exists.
+    pub seen: HashSet<String>,
+}
+
 /// What kind of action a query asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Intent {
@@ -231,6 +244,20 @@ const STOP_WORDS: &[&str] = &[
     "forgejo",
 ];
 
+/// The parts of a hyphenated word.
+pub fn hyphen_parts(w: &str) -> Vec<String> {
+    w.split('-')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `w` is a function word (no meaning for finding an action by its text; its learned
+/// lifts of verb class, scope and item may still tell: "my", "every", "one").
+pub fn is_stop_word(w: &str) -> bool {
+    STOP_WORDS.contains(&w)
+}
+
 /// Words that point at the authenticated user's own things.
 /// ("I need…" is not about the user's things; "show me" is an idiom, handled in [`analyse`].)
 const SELF_WORDS: &[&str] = &["my", "me", "mine", "myself"];
@@ -288,6 +315,13 @@ pub struct Analysis {
     /// The query's concepts: for each typed word or phrase, the words it stands for. Ranking
     /// prefers actions that cover more of them (coordination).
     pub concepts: Vec<Vec<String>>,
+    /// The intent of the first verb right after a word of wanting ("I want to *merge*", "how
+    /// do I *delete*"): in a long need, what is wanted rather than the context told before.
+    pub wanted: Option<Intent>,
+    /// Typed words the analysis dropped: neither known nor correctable (for diagnostics).
+    pub dropped: Vec<String>,
+    /// Typed words corrected, with their correction (for diagnostics).
+    pub corrections: Vec<(String, String)>,
 }
 
 impl Analysis {
@@ -630,14 +664,29 @@ fn is_plural(word: &str) -> bool {
 
 /// Analyses a query against the lexicon.
 pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
-    analyse_with(query, lexicon, &HashSet::new())
+    analyse_with(query, lexicon, &NeedsWords::default())
 }
 
 /// Analyses a query against the lexicon and the words of the labelled needs (`needs_words`):
 /// a word people used in a labelled need is kept as typed, not corrected to a catalog word
 /// ("kanban" stays "kanban", for the examples and the learned associations to meet).
-pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String>) -> Analysis {
-    let tokens = tokenize(query);
+pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analysis {
+    // A hyphenated word the catalog, the vocabulary and the needs do not know is read as its
+    // parts ("thumbs-up", "instance-level").
+    let tokens: Vec<String> = tokenize(query)
+        .into_iter()
+        .flat_map(|t| {
+            if t.contains('-')
+                && !lexicon.knows(&t)
+                && !needs.repeated.contains(&t)
+                && !ADMIN_WORDS.contains(&t.as_str())
+            {
+                hyphen_parts(&t)
+            } else {
+                vec![t]
+            }
+        })
+        .collect();
     let mut a = Analysis {
         about_self: tokens.iter().enumerate().any(|(i, t)| {
             let after_verb = t == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some();
@@ -672,7 +721,16 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
     };
     let mut i = 0;
     let mut negated = false;
+    let mut marker: Option<usize> = None;
+    let note_wanted = |a: &mut Analysis, int: Intent, pos: usize, marker: Option<usize>| {
+        if a.wanted.is_none() && marker.is_some_and(|m| pos > m && pos - m <= WANT_REACH) {
+            a.wanted = Some(int);
+        }
+    };
     while i < tokens.len() {
+        if WANT_WORDS.contains(&tokens[i].as_str()) {
+            marker = Some(i);
+        }
         // Drop empty concepts left by stop words.
         if a.concepts.last().is_some_and(Vec::is_empty) {
             a.concepts.pop();
@@ -702,6 +760,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
                 let phrase_intent = intent_of(&phrase);
                 if let Some(int) = phrase_intent {
                     a.intents.push(int);
+                    note_wanted(&mut a, int, i, marker);
                 }
                 if let Some(exp) = synonyms_of(&phrase).or(phrase_intent.map(|_| "")) {
                     if tokens[i + n - 1].len() > 3 && is_plural(&tokens[i + n - 1]) {
@@ -724,8 +783,10 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
         let t = tokens[i].as_str();
         i += 1;
         // A word of the needs one edit from a catalog word is more likely a typo of it.
-        let needs_word =
-            || needs_words.contains(t) && lexicon.correct(t).is_none_or(|(_, d)| d > 1);
+        let needs_word = || {
+            needs.spelled.contains(t)
+                || needs.repeated.contains(t) && lexicon.correct(t).is_none_or(|(_, d)| d > 1)
+        };
         let (word, origin, confident) =
             if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() {
                 (t.to_string(), Origin::Typed, true)
@@ -733,13 +794,19 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
                 match lexicon.correct(t) {
                     Some((c, distance)) => {
                         let confident = distance <= 1 && t.chars().count() >= 5;
+                        a.corrections.push((t.to_string(), c.clone()));
                         (c, Origin::Corrected, confident)
                     }
-                    None => continue,
+                    None if needs.seen.contains(t) => (t.to_string(), Origin::Typed, true),
+                    None => {
+                        a.dropped.push(t.to_string());
+                        continue;
+                    }
                 }
             };
         if let Some(int) = intent_of(&word) {
             a.intents.push(int);
+            note_wanted(&mut a, int, i - 1, marker);
             if !confident {
                 a.intent_from_typo = true;
             }
@@ -772,6 +839,13 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs_words: &HashSet<String
     }
     a
 }
+
+/// Words of wanting: the verb right after one says what is wanted.
+const WANT_WORDS: &[&str] = &[
+    "want", "wants", "need", "needs", "like", "how", "wish", "trying", "try", "going", "please",
+];
+/// How many words after a word of wanting its verb may come ("I want to quickly *merge*").
+const WANT_REACH: usize = 3;
 
 /// Words that negate the next content word.
 const NEGATIONS: &[&str] = &[

@@ -91,13 +91,13 @@ fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usi
     let mut text = String::new();
     let mut json_bytes = 0;
     for (rank, h) in hits.iter().enumerate() {
-        let a = &catalog.actions()[h.action];
+        let a = &catalog[h.action];
         card_text(&mut text, rank + 1, a, &Decision::Allowed);
         json_bytes += card_json(a, &Decision::Allowed, rank == 0)
             .to_string()
             .len();
     }
-    let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
+    let shown: Vec<usize> = hits.iter().map(|h| h.action.index()).collect();
     if let Some(&best) = shown.first() {
         let related = index.siblings(best, &shown, MAX_SIBLINGS);
         siblings_text(&mut text, catalog.actions(), &related);

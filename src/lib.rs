@@ -29,7 +29,7 @@
 //! // An agent's words find the action.
 //! let index = SearchIndex::build(&catalog)?;
 //! let hits = index.search("open an MR", &SearchOptions::default())?;
-//! assert_eq!(catalog.actions()[hits[0].action].name.as_str(), "gitea_pull_create");
+//! assert_eq!(catalog[hits[0].action].name.as_str(), "gitea_pull_create");
 //!
 //! // A read-only server withholds the delete, and says why.
 //! let policy = Policy::new(&catalog, &PolicyConfig { read_only: true, ..PolicyConfig::default() });

@@ -107,6 +107,12 @@ impl fmt::Display for ActionName {
 pub struct ActionId(u32);
 
 impl ActionId {
+    /// The id of position `index` of a catalog's actions, for indexes built from that catalog
+    /// (the search): they hand back only positions the catalog gave them.
+    pub(crate) fn of_index(index: usize) -> ActionId {
+        ActionId(index as u32)
+    }
+
     /// The position in [`Catalog::actions`].
     pub fn index(self) -> usize {
         self.0 as usize

@@ -203,7 +203,7 @@ fn answer(
     let results: Vec<Value> = hits
         .iter()
         .map(|h| {
-            let a = &catalog.actions()[h.action];
+            let a = &catalog[h.action];
             json!({
                 "name": a.name.as_str(),
                 "operation_id": a.operation_id.as_str(),
@@ -274,7 +274,7 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
             .explain(query, &opts)
             .map_err(|e| UsageError(e.to_string()))?;
         for (rank, (hit, parts)) in explained.iter().enumerate() {
-            let a = &catalog.actions()[hit.action];
+            let a = &catalog[hit.action];
             let top: Vec<String> = parts
                 .iter()
                 .take(40)

@@ -809,7 +809,7 @@ fn unknown_action(state: &State, name: &str) -> Refusal {
         name,
         suggestions: hits
             .iter()
-            .map(|h| state.catalog.actions()[h.action].name.clone())
+            .map(|h| state.catalog[h.action].name.clone())
             .collect(),
     }
 }

@@ -124,7 +124,7 @@ pub fn ranked(index: &SearchIndex, q: &str, o: &SearchOptions) -> Vec<String> {
         .search(q, o)
         .map(|hits| {
             hits.iter()
-                .map(|h| index.operation_id(h.action).to_string())
+                .map(|h| index.operation_id(h.action.index()).to_string())
                 .collect()
         })
         .unwrap_or_default()

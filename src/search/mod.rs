@@ -36,7 +36,7 @@ pub use examples::Examples;
 pub use model::Model;
 pub use vocabulary::{Analysis, Intent};
 
-use crate::catalog::{Catalog, Domain};
+use crate::catalog::{ActionId, Catalog, Domain};
 use bm25::{Corpus, Dictionary};
 pub use structure::Relation;
 use structure::{Scope, Shape};
@@ -90,11 +90,11 @@ impl Default for SearchOptions {
     }
 }
 
-/// One result: a position in [`Catalog::actions`] and its relevance.
+/// One result: an action of the catalog the index was built from, and its relevance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
-    /// Index into the catalog's actions.
-    pub action: usize,
+    /// The action (`catalog[hit.action]`).
+    pub action: ActionId,
     /// Relevance (higher is better; only comparable within one search).
     pub score: f32,
 }
@@ -1023,7 +1023,7 @@ impl SearchIndex {
             return match exact {
                 Some(i) => Ok(vec![(
                     Hit {
-                        action: i,
+                        action: ActionId::of_index(i),
                         score: EXACT_MATCH_SCORE,
                     },
                     Vec::new(),
@@ -1040,15 +1040,23 @@ impl SearchIndex {
         let mut hits: Vec<(Hit, Sparse)> = self
             .stage2_ranked(&q, &s1, &cands)
             .into_iter()
-            .map(|(action, score, x)| (Hit { action, score }, x))
+            .map(|(action, score, x)| {
+                (
+                    Hit {
+                        action: ActionId::of_index(action),
+                        score,
+                    },
+                    x,
+                )
+            })
             .collect();
         if let Some(i) = exact {
-            hits.retain(|h| h.0.action != i);
+            hits.retain(|h| h.0.action.index() != i);
             hits.insert(
                 0,
                 (
                     Hit {
-                        action: i,
+                        action: ActionId::of_index(i),
                         score: EXACT_MATCH_SCORE,
                     },
                     Vec::new(),

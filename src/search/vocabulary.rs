@@ -489,76 +489,13 @@ pub fn stem(w: &str) -> String {
     })
 }
 
-/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), giving up
-/// early once it exceeds `max`. Allocation-free for the short ASCII words of the catalog (it
-/// runs for thousands of candidates per unknown word).
+/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions, `strsim`),
+/// capped at `max + 1`; words whose lengths alone differ by more than `max` are not compared.
 fn osa_distance(a: &str, b: &str, max: usize) -> usize {
-    const N: usize = 48;
-    let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len().abs_diff(b.len()) > max {
         return max + 1;
     }
-    if a.len() >= N || b.len() >= N || !a.is_ascii() || !b.is_ascii() {
-        return osa_distance_chars(a, b, max);
-    }
-    // Three rolling rows: i-2, i-1, i.
-    let mut rows = [[0usize; N]; 3];
-    // Row i lives in rows[i % 3]; row 0 is the distance from the empty prefix.
-    for (j, cell) in rows[0].iter_mut().enumerate().take(b.len() + 1) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        let (cur, prev, prev2) = (i % 3, (i + 2) % 3, (i + 1) % 3);
-        rows[cur][0] = i;
-        let mut row_min = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (rows[prev][j] + 1)
-                .min(rows[cur][j - 1] + 1)
-                .min(rows[prev][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(rows[prev2][j - 2] + 1);
-            }
-            rows[cur][j] = v;
-            row_min = row_min.min(v);
-        }
-        if row_min > max {
-            return max + 1;
-        }
-    }
-    rows[a.len() % 3][b.len()]
-}
-
-/// The general case of [`osa_distance`] (long or non-ASCII words).
-fn osa_distance_chars(a: &[u8], b: &[u8], max: usize) -> usize {
-    let a: Vec<char> = String::from_utf8_lossy(a).chars().collect();
-    let b: Vec<char> = String::from_utf8_lossy(b).chars().collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        d[i * w] = i;
-    }
-    for (j, cell) in d.iter_mut().enumerate().take(b.len() + 1) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        let mut row_min = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-            row_min = row_min.min(v);
-        }
-        if row_min > max {
-            return max + 1;
-        }
-    }
-    d[a.len() * w + b.len()]
+    strsim::osa_distance(a, b).min(max + 1)
 }
 
 /// Splits normalised text into raw tokens: lower-case, values (numbers, versions, `owner/repo`,
@@ -882,6 +819,20 @@ mod tests {
     }
 
     #[test]
+    fn osa_counts_transpositions_once_and_caps() {
+        assert_eq!(osa_distance("lsit", "list", 2), 1);
+        assert_eq!(osa_distance("abc", "abc", 2), 0);
+        assert_eq!(osa_distance("brnaches", "branches", 3), 1);
+        assert_eq!(osa_distance("abcdef", "uvwxyz", 2), 3, "capped at max + 1");
+        assert_eq!(osa_distance("", "abcd", 2), 3, "lengths alone decide");
+        assert_eq!(
+            osa_distance("créer", "creer", 2),
+            1,
+            "characters, not bytes"
+        );
+    }
+
+    #[test]
     fn typos_are_corrected_to_the_commonest_close_word() {
         let lex = lexicon(&["branches", "release", "webhook", "list", "milestones"]);
         let c = |w: &str| lex.correct(w).map(|(c, _)| c);
@@ -960,28 +911,5 @@ mod tests {
             }
             assert!(a.concepts.iter().all(|c| !c.is_empty()), "{q:?}");
         }
-    }
-
-    #[test]
-    fn osa_counts_transpositions_once() {
-        assert_eq!(osa_distance("lsit", "list", 2), 1);
-        assert_eq!(osa_distance("abc", "abc", 2), 0);
-        assert!(osa_distance("abcdef", "uvwxyz", 2) > 2);
-        // The stack and the general implementation agree.
-        for (a, b) in [
-            ("brnaches", "branches"),
-            ("relaese", "release"),
-            ("kitten", "sitting"),
-            ("", "ab"),
-            ("ab", ""),
-            ("ca", "abc"),
-        ] {
-            assert_eq!(
-                osa_distance(a, b, 3),
-                osa_distance_chars(a.as_bytes(), b.as_bytes(), 3),
-                "{a} {b}"
-            );
-        }
-        assert_eq!(osa_distance("créer", "creer", 2), 1);
     }
 }

@@ -141,15 +141,15 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
     let mut text = String::new();
     let mut cards = Vec::with_capacity(hits.len());
     for (rank, hit) in hits.iter().enumerate() {
-        let action = &state.catalog.actions()[hit.action];
+        let action = &state.catalog[hit.action];
         let decision = state.policy.decide(&state.catalog, action);
         card_text(&mut text, rank + 1, action, decision);
         cards.push(card_json(action, decision, rank < input.include_schema));
     }
     // The best card's siblings on the same resource: a near miss is one step away.
     let actions = state.catalog.actions();
-    let shown: Vec<usize> = hits.iter().map(|h| h.action).collect();
-    let related = index.siblings(hits[0].action, &shown, MAX_SIBLINGS);
+    let shown: Vec<usize> = hits.iter().map(|h| h.action.index()).collect();
+    let related = index.siblings(hits[0].action.index(), &shown, MAX_SIBLINGS);
     siblings_text(&mut text, actions, &related);
     let related_json: Vec<Value> = related
         .iter()
@@ -159,7 +159,7 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
         })
         .collect();
     for hit in hits.iter().take(input.include_schema) {
-        let action = &actions[hit.action];
+        let action = &actions[hit.action.index()];
         let schema = compact_schema(&action.input_schema);
         text.push_str(&format!("input schema of {}: {}\n", action.name, schema));
     }

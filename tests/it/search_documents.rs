@@ -48,7 +48,7 @@ fn top(index: &SearchIndex, catalog: &Catalog, q: &str, n: usize) -> Vec<String>
         .search(q, &o)
         .unwrap_or_else(|e| panic!("{q:?}: {e}"))
         .iter()
-        .map(|h| catalog.actions()[h.action].operation_id.to_string())
+        .map(|h| catalog[h.action].operation_id.to_string())
         .collect()
 }
 

@@ -70,7 +70,7 @@ fn top(index: &SearchIndex, catalog: &Catalog, q: &str, n: usize) -> Vec<String>
         .search(q, &opts(n))
         .unwrap_or_else(|e| panic!("search {q:?} failed: {e}"))
         .iter()
-        .map(|h| catalog.actions()[h.action].operation_id.to_string())
+        .map(|h| catalog[h.action].operation_id.to_string())
         .collect()
 }
 
@@ -80,7 +80,7 @@ fn hit_actions<'a>(s: &'a Searchable, q: &str, o: &SearchOptions) -> Vec<&'a Act
         .search(q, o)
         .unwrap_or_else(|e| panic!("search {q:?} ({o:?}) failed: {e}"))
         .iter()
-        .map(|h| &s.catalog.actions()[h.action])
+        .map(|h| &s.catalog[h.action])
         .collect()
 }
 
@@ -108,8 +108,8 @@ fn assert_well_formed(s: &Searchable, q: &str, limit: usize, hits: &[Hit]) {
     let mut seen = HashSet::new();
     for h in hits {
         assert!(
-            h.action < s.catalog.len(),
-            "{q:?}: hit {} is outside the catalog",
+            h.action.index() < s.catalog.len(),
+            "{q:?}: hit {:?} is outside the catalog",
             h.action
         );
         assert!(
@@ -117,7 +117,7 @@ fn assert_well_formed(s: &Searchable, q: &str, limit: usize, hits: &[Hit]) {
             "{q:?}: score {} is not finite",
             h.score
         );
-        assert!(seen.insert(h.action), "{q:?}: action {} twice", h.action);
+        assert!(seen.insert(h.action), "{q:?}: action {:?} twice", h.action);
     }
     for w in hits.windows(2) {
         assert!(
@@ -472,7 +472,7 @@ fn unknown_words_find_nothing() {
                 hits.is_empty(),
                 "{q:?} matches nothing yet found {:?}",
                 hits.iter()
-                    .map(|h| s.catalog.actions()[h.action].operation_id.to_string())
+                    .map(|h| s.catalog[h.action].operation_id.to_string())
                     .collect::<Vec<_>>()
             ),
             Err(e) => panic!("{q:?}: expected no hits, got the error {e}"),
@@ -524,7 +524,7 @@ fn assert_first(s: &Searchable, q: &str, o: &SearchOptions, expected: &Action) {
     let first = hits
         .first()
         .unwrap_or_else(|| panic!("{q:?} found nothing"));
-    let got = &s.catalog.actions()[first.action];
+    let got = &s.catalog[first.action];
     assert_eq!(
         got.operation_id, expected.operation_id,
         "{q:?} must rank {} first, got {} ({:?})",
@@ -640,7 +640,7 @@ fn exact_match_respects_filters() {
             match s.index.search(q, &filtered(20, domain, read_only)) {
                 Ok(hits) => {
                     for h in &hits {
-                        let a = &s.catalog.actions()[h.action];
+                        let a = &s.catalog[h.action];
                         assert_ne!(
                             a.operation_id, merge.operation_id,
                             "{q:?} {domain:?} {read_only:?}"
@@ -833,10 +833,7 @@ fn destructive_actions_never_come_from_a_typo_alone() {
             Err(Error::EmptyQuery) => Vec::new(),
             Err(e) => panic!("{q:?}: {e}"),
         };
-        let actions: Vec<&Action> = hits
-            .iter()
-            .map(|h| &s.catalog.actions()[h.action])
-            .collect();
+        let actions: Vec<&Action> = hits.iter().map(|h| &s.catalog[h.action]).collect();
         if unsure_delete || q == "dleet" {
             assert!(
                 !actions.iter().any(|a| a.annotations.destructive),

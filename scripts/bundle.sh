@@ -12,8 +12,8 @@
 #   scripts/bundle.sh install    only install Node 24, @anthropic-ai/mcpb and the schema checker
 #
 # Environment:
-#   BIN                the release binary to pack (default: `cargo build --release`, then
-#                      target/release/aegis-gitea-mcp); it must report Cargo.toml's version
+#   BIN                the binary to pack (default: `cargo build --profile dist`, then
+#                      target/dist/aegis-gitea-mcp); it must report Cargo.toml's version
 #   DIST               output folder (default dist/)
 #   GITHUB_REPOSITORY  owner/name of the release the bundle is downloaded from (dist/server.json's
 #                      name, repository and URL); default the placeholder OWNER/aegis-gitea-mcp
@@ -116,8 +116,9 @@ run() {
   os=${plat% *}
   arch=${plat#* }
   if [ -z "${BIN:-}" ]; then
-    (cd "$ROOT" && cargo build --release --bin aegis-gitea-mcp) >&2 || die "cargo build failed"
-    BIN="$ROOT/target/release/aegis-gitea-mcp"
+    # The shipping profile (stripped, thin LTO); CI passes the release binary it built instead.
+    (cd "$ROOT" && cargo build --profile dist --bin aegis-gitea-mcp) >&2 || die "cargo build failed"
+    BIN="$ROOT/target/dist/aegis-gitea-mcp"
   fi
   [ -x "$BIN" ] || die "no binary at $BIN"
   local reported

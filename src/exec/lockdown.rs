@@ -1,5 +1,6 @@
-//! Lockdown (`LOCKDOWN=true`): on a public repository, text written by users without write
-//! access is replaced by a short notice naming the author and where to read it.
+//! Who wrote the user text in an answer (provenance), and lockdown (`LOCKDOWN=true`): on a
+//! public repository, text written by users without write access is replaced by a short notice
+//! naming the author and where to read it.
 //!
 //! On a public instance anybody can open an issue or comment; lockdown keeps such text from
 //! reaching the model at all, while the repository's own people (owner, collaborators with write
@@ -96,10 +97,59 @@ pub fn withhold(data: &mut Value, at: &str, author: &str) -> bool {
     any
 }
 
-/// Cached answers to "may `user` write to `repo`?", and the Gitea login of each caller.
+/// An author's relation to the repository whose answer carries their text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    /// The repository's owner.
+    Owner,
+    /// The caller.
+    Caller,
+    /// A collaborator (or member) with write access.
+    Collaborator,
+    /// Nobody with write access: on a public repository, anybody.
+    NoWriteAccess,
+    /// Gitea did not say (the permission could not be read).
+    Unknown,
+}
+
+impl Relation {
+    /// The relation as the answer names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Owner => "owner",
+            Relation::Caller => "you",
+            Relation::Collaborator => "collaborator with write access",
+            Relation::NoWriteAccess => "no write access",
+            Relation::Unknown => "relation unknown",
+        }
+    }
+
+    /// True for the repository's own people and the caller, whose text lockdown keeps.
+    pub fn trusted(self) -> bool {
+        matches!(
+            self,
+            Relation::Owner | Relation::Caller | Relation::Collaborator
+        )
+    }
+}
+
+/// One piece of user-written text in an answer: where (a JSON pointer into the data), who
+/// wrote it, and their relation to the repository.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Authored {
+    /// JSON pointer of the object holding the text (`""` for the answer itself).
+    pub at: String,
+    /// The author's login.
+    pub author: String,
+    /// The author's relation to the repository.
+    pub relation: Relation,
+}
+
+/// Cached relations of users to repositories, and the Gitea login of each caller.
 #[derive(Debug, Default)]
 pub struct Access {
-    cache: Mutex<HashMap<(String, String), (Instant, bool)>>,
+    cache: Mutex<HashMap<(String, String), (Instant, Relation)>>,
     logins: Mutex<HashMap<String, String>>,
 }
 
@@ -122,8 +172,8 @@ impl Access {
         l.insert(principal.to_string(), login.to_string());
     }
 
-    /// A fresh cached answer.
-    pub fn cached(&self, repo: &str, user: &str) -> Option<bool> {
+    /// A fresh cached relation.
+    pub fn cached(&self, repo: &str, user: &str) -> Option<Relation> {
         self.cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -132,8 +182,8 @@ impl Access {
             .map(|(_, w)| *w)
     }
 
-    /// Remembers an answer.
-    pub fn remember(&self, repo: &str, user: &str, writes: bool) {
+    /// Remembers a relation.
+    pub fn remember(&self, repo: &str, user: &str, relation: Relation) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if c.len() >= MAX_CACHED {
             c.retain(|_, (at, _)| at.elapsed() < TTL);
@@ -143,7 +193,7 @@ impl Access {
         }
         c.insert(
             (repo.to_string(), user.to_ascii_lowercase()),
-            (Instant::now(), writes),
+            (Instant::now(), relation),
         );
     }
 }

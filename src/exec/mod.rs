@@ -368,61 +368,101 @@ async fn small_get(ctx: &Context, caller: &Caller, path: &str) -> Option<Value> 
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Lockdown on one answer: on a public repository, the text of every author who is not the
-/// owner, the caller or a collaborator with write access is replaced with a notice. Returns
-/// the authors withheld.
-async fn lock_down(ctx: &Context, caller: &Caller, repo: &str, data: &mut Value) -> Vec<String> {
-    let found = lockdown::authored(data);
-    if found.is_empty() || repo_private(ctx, caller, repo).await {
-        return Vec::new();
-    }
+/// Most authors whose relation one answer looks up (the rest are `Unknown`).
+const MAX_AUTHOR_LOOKUPS: usize = 20;
+
+/// Who wrote the user text of an answer from `repo`: the owner by name, others by Gitea's
+/// permission endpoint (cached per repository and user, at most [`MAX_AUTHOR_LOOKUPS`] per
+/// answer). The caller is recognised when their login is known (lockdown asks for it).
+async fn provenance(
+    ctx: &Context,
+    caller: &Caller,
+    repo: &str,
+    data: &Value,
+    me: Option<&str>,
+) -> Vec<lockdown::Authored> {
+    use lockdown::Relation;
     let owner = repo.split('/').next().unwrap_or_default();
-    let me = match ctx.access.login_of(caller.principal()) {
-        Some(l) => Some(l),
-        None => {
-            let login = small_get(ctx, caller, "/user")
-                .await
-                .and_then(|v| v.get("login").and_then(Value::as_str).map(str::to_string));
-            if let Some(l) = &login {
-                ctx.access.remember_login(caller.principal(), l);
-            }
-            login
-        }
-    };
-    let mut out: Vec<String> = Vec::new();
-    for (at, author) in found {
-        let lower = author.to_ascii_lowercase();
-        if lower == owner
-            || me
-                .as_deref()
-                .is_some_and(|m| m.eq_ignore_ascii_case(&author))
-        {
-            continue;
-        }
-        let writes = match ctx.access.cached(repo, &author) {
-            Some(w) => w,
-            None => {
-                let w = small_get(
-                    ctx,
-                    caller,
-                    &format!(
-                        "/repos/{repo}/collaborators/{}/permission",
-                        percent_encoding::utf8_percent_encode(&author, request::SEGMENT)
-                    ),
+    let mut lookups = 0;
+    let mut out = Vec::new();
+    for (at, author) in lockdown::authored(data) {
+        let relation = if author.eq_ignore_ascii_case(owner) {
+            Relation::Owner
+        } else if me.is_some_and(|m| m.eq_ignore_ascii_case(&author)) {
+            Relation::Caller
+        } else if let Some(r) = ctx.access.cached(repo, &author) {
+            r
+        } else if lookups >= MAX_AUTHOR_LOOKUPS {
+            Relation::Unknown
+        } else {
+            lookups += 1;
+            let path = format!(
+                "/repos/{repo}/collaborators/{}/permission",
+                percent_encoding::utf8_percent_encode(&author, request::SEGMENT)
+            );
+            let r = match ctx
+                .client
+                .get_bytes(
+                    &format!("{}{path}", gitea::API_PREFIX),
+                    ctx.token_for(caller),
+                    SMALL_READ_LIMIT,
                 )
                 .await
-                .and_then(|v| {
-                    v.get("permission")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                })
-                .is_some_and(|p| matches!(p.as_str(), "admin" | "write" | "owner"));
-                ctx.access.remember(repo, &author, w);
-                w
-            }
+            {
+                Ok(bytes) => match serde_json::from_slice::<Value>(&bytes)
+                    .ok()
+                    .and_then(|v| {
+                        v.get("permission")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
+                    .as_deref()
+                {
+                    Some("admin" | "write" | "owner") => Relation::Collaborator,
+                    Some(_) => Relation::NoWriteAccess,
+                    None => Relation::Unknown,
+                },
+                // Gitea answers 404 for a user who is no collaborator.
+                Err(gitea::Error::Status { status: 404, .. }) => Relation::NoWriteAccess,
+                Err(_) => Relation::Unknown,
+            };
+            ctx.access.remember(repo, &author, r);
+            r
         };
-        if !writes && lockdown::withhold(data, &at, &author) && !out.contains(&author) {
-            out.push(author);
+        out.push(lockdown::Authored {
+            at,
+            author,
+            relation,
+        });
+    }
+    out
+}
+
+/// The caller's Gitea login (asked once per caller, then cached).
+async fn login_of(ctx: &Context, caller: &Caller) -> Option<String> {
+    if let Some(l) = ctx.access.login_of(caller.principal()) {
+        return Some(l);
+    }
+    let login = small_get(ctx, caller, "/user")
+        .await
+        .and_then(|v| v.get("login").and_then(Value::as_str).map(str::to_string));
+    if let Some(l) = &login {
+        ctx.access.remember_login(caller.principal(), l);
+    }
+    login
+}
+
+/// Lockdown on one answer from the public `repo`: the text of every author who is not its
+/// owner, a collaborator with write access or the caller is replaced with a notice. Returns the
+/// authors withheld.
+fn lock_down(data: &mut Value, authored: &[lockdown::Authored]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in authored {
+        if !a.relation.trusted()
+            && lockdown::withhold(data, &a.at, &a.author)
+            && !out.contains(&a.author)
+        {
+            out.push(a.author.clone());
         }
     }
     out
@@ -450,15 +490,25 @@ async fn after(
     if ctx.config.flow_guard != flow::FlowGuard::Off {
         ctx.flows.record(caller.principal(), &repo);
     }
-    if ctx.config.lockdown && user_content {
-        if let Shaped::Json {
-            data, serialized, ..
-        } = &mut done.body
+    if !user_content {
+        return Ok(done);
+    }
+    if let Shaped::Json {
+        data, serialized, ..
+    } = &mut done.body
+    {
+        let me = match ctx.config.lockdown {
+            true => login_of(ctx, caller).await,
+            false => ctx.access.login_of(caller.principal()),
+        };
+        done.provenance = provenance(ctx, caller, &repo, data, me.as_deref()).await;
+        if ctx.config.lockdown
+            && !done.provenance.is_empty()
+            && !repo_private(ctx, caller, &repo).await
         {
-            let locked = lock_down(ctx, caller, &repo, data).await;
-            if !locked.is_empty() {
+            done.locked_out = lock_down(data, &done.provenance);
+            if !done.locked_out.is_empty() {
                 *serialized = data.to_string();
-                done.locked_out = locked;
             }
         }
     }

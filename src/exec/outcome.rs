@@ -37,6 +37,8 @@ pub struct Executed {
     pub flow_from: Vec<String>,
     /// Authors whose text lockdown replaced with a notice.
     pub locked_out: Vec<String>,
+    /// Who wrote the user text of the answer (empty for answers without any).
+    pub provenance: Vec<super::lockdown::Authored>,
 }
 
 /// A successful answer's body, within the answer's bounds.

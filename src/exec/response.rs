@@ -165,6 +165,7 @@ pub fn shape(
         body,
         flow_from: Vec::new(),
         locked_out: Vec::new(),
+        provenance: Vec::new(),
     })
 }
 

@@ -239,3 +239,51 @@ async fn log_settings_mean_what_they_say() {
         assert!(v["level"].is_string() && v["fields"].is_object(), "{l}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_port_in_use_names_the_address() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let fake = fake().await;
+    let out = run(
+        &fake.url(),
+        Some(FULL),
+        &["serve", "--http", "--listen", &addr, "--spec", FIXTURE],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("cannot listen on {addr}")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gitea_insecure_from_the_official_server_is_honoured() {
+    let out = run(
+        "https://127.0.0.1:9",
+        None,
+        &["doctor", "--spec", FIXTURE],
+        &[("GITEA_INSECURE", "true")],
+    )
+    .await;
+    let tls = line(&stdout(&out), "tls").to_string();
+    assert!(
+        tls.starts_with("warn") && tls.contains("GITEA_INSECURE=true"),
+        "{tls}"
+    );
+    let out = run(
+        "https://127.0.0.1:9",
+        None,
+        &["doctor", "--spec", FIXTURE],
+        &[],
+    )
+    .await;
+    assert!(
+        line(&stdout(&out), "tls").contains("certificates verified"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -96,6 +96,19 @@ pub enum FlowGuard {
     Off,
 }
 
+/// How a call waiting for its confirmation is confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ConfirmVia {
+    /// Ask the person through the client (MCP elicitation) when it can; else the token.
+    #[default]
+    Auto,
+    /// Always the one-use token the model repeats the call with.
+    Token,
+    /// Only the person through the client: destructive calls from clients that cannot ask are
+    /// refused.
+    Elicitation,
+}
+
 /// How raw requests treat paths no catalog operation matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum UnknownPaths {
@@ -215,6 +228,10 @@ pub struct GlobalArgs {
     #[arg(long = "sanitize", env = "SANITIZE", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = defaults::SANITIZE, value_parser = Bool)]
     pub sanitize: bool,
 
+    /// How calls that need a confirmation are confirmed: auto (ask the person when the client can, else a token), token, or elicitation (only the person; refuse clients that cannot ask)
+    #[arg(long = "confirm-via", env = "CONFIRM_VIA", global = true, value_name = "HOW", value_enum, default_value_t = ConfirmVia::Auto)]
+    pub confirm_via: ConfirmVia,
+
     /// On public repositories, replace text written by users without write access with a notice
     #[arg(long = "lockdown", env = "LOCKDOWN", global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value_t = false, value_parser = Bool)]
     pub lockdown: bool,
@@ -262,6 +279,7 @@ impl Default for GlobalArgs {
             sanitize: defaults::SANITIZE,
             flow_guard: FlowGuard::Confirm,
             lockdown: false,
+            confirm_via: ConfirmVia::Auto,
             audit_log: None,
         }
     }
@@ -480,6 +498,8 @@ pub struct Config {
     pub flow_guard: FlowGuard,
     /// Lockdown of outsiders' text on public repositories.
     pub lockdown: bool,
+    /// How confirmations are given.
+    pub confirm_via: ConfirmVia,
 }
 
 impl Config {
@@ -529,6 +549,7 @@ impl Config {
             sanitize: args.sanitize,
             flow_guard: args.flow_guard,
             lockdown: args.lockdown,
+            confirm_via: args.confirm_via,
         })
     }
 }

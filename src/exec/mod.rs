@@ -69,6 +69,8 @@ pub struct ExecConfig {
     pub flow_guard: flow::FlowGuard,
     /// Lockdown of outsiders' text on public repositories.
     pub lockdown: bool,
+    /// How confirmations are given (the MCP layer asks the person; exec issues the token).
+    pub confirm_via: crate::config::ConfirmVia,
     /// User-written text in answers is sanitised (applied by `render`, which reads it here).
     pub sanitize: bool,
 }
@@ -89,6 +91,7 @@ impl ExecConfig {
             sanitize: config.sanitize,
             flow_guard: config.flow_guard,
             lockdown: config.lockdown,
+            confirm_via: config.confirm_via,
         }
     }
 }

@@ -60,6 +60,9 @@ impl FromStr for Surface {
     }
 }
 
+/// How long the person has to answer a confirmation.
+const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// What a client is told about using this server, in a few lines.
 pub const INSTRUCTIONS: &str = "This server reaches the whole Gitea API through actions.\n\
 1. Call gitea_find_action with what you want to do in plain words; it returns action names, \
@@ -132,6 +135,103 @@ impl Server {
         arguments: Map<String, Value>,
         origin: &CallOrigin,
     ) -> ToolOutput {
+        self.call_asking(name, arguments, origin, None).await
+    }
+
+    /// [`Server::call`], where a call waiting for its confirmation is confirmed by the person
+    /// through `peer` (MCP elicitation) when `CONFIRM_VIA` and the client allow: the model then
+    /// never sees a token. Accepted, the same call is made again with the token (and audited
+    /// as usual); declined or dismissed, nothing is sent and that is audited. Without a peer
+    /// (REST, CLI) or a client that can ask, the token goes to the caller, unless
+    /// `CONFIRM_VIA=elicitation` refuses.
+    pub async fn call_asking(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        origin: &CallOrigin,
+        peer: Option<&rmcp::Peer<RoleServer>>,
+    ) -> ToolOutput {
+        let via = self.app.exec.config.confirm_via;
+        let keep = (via != crate::config::ConfirmVia::Token).then(|| arguments.clone());
+        let out = self.call_once(name, arguments, origin).await;
+        let (Some(pending), Some(mut arguments)) = (out.pending.clone(), keep) else {
+            return out;
+        };
+        let action = out.facts.action.clone().unwrap_or_else(|| name.to_string());
+        let refuse = |why: &str| {
+            let out = render::cannot_ask(&action, why);
+            self.audit(name, &Map::new(), &out, origin, std::time::Instant::now());
+            out
+        };
+        let Some(peer) = peer else {
+            return match via {
+                crate::config::ConfirmVia::Elicitation => refuse("it is not an MCP session"),
+                _ => out,
+            };
+        };
+        if !peer
+            .supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+        {
+            return match via {
+                crate::config::ConfirmVia::Elicitation => {
+                    refuse("the client does not declare elicitation")
+                }
+                _ => out,
+            };
+        }
+        let schema = match rmcp::model::ElicitationSchema::builder()
+            .required_bool_property("allow", |b| b.title("Allow this call").with_default(false))
+            .build()
+        {
+            Ok(s) => s,
+            Err(e) => return refuse(e),
+        };
+        let asked = peer
+            .create_elicitation_with_timeout(
+                rmcp::model::ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: pending.question.clone(),
+                    requested_schema: schema,
+                },
+                Some(ELICITATION_TIMEOUT),
+            )
+            .await;
+        let started = std::time::Instant::now();
+        match asked {
+            Ok(r)
+                if r.action == rmcp::model::ElicitationAction::Accept
+                    && r.content
+                        .as_ref()
+                        .and_then(|c| c.get("allow"))
+                        .and_then(Value::as_bool)
+                        == Some(true) =>
+            {
+                arguments.insert("confirm".into(), Value::String(pending.token));
+                self.call_once(name, arguments, origin).await
+            }
+            Ok(r) => {
+                let out =
+                    render::declined(&action, r.action == rmcp::model::ElicitationAction::Cancel);
+                self.audit(name, &arguments, &out, origin, started);
+                out
+            }
+            // Protocol 2026-07-28 forbids server-to-client requests, a client may fail: the
+            // token flow, unless the operator requires the person.
+            Err(e) => match via {
+                crate::config::ConfirmVia::Elicitation => refuse(&e.to_string()),
+                _ => out,
+            },
+        }
+    }
+
+    /// One call through the single entry point: dispatch, scrub and bound, metrics, audit.
+    async fn call_once(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        origin: &CallOrigin,
+    ) -> ToolOutput {
         let started = std::time::Instant::now();
         // Digest of the arguments with secret values masked (a weak password must not be
         // confirmable by hashing guesses against the log); computed only when there is a log.
@@ -163,6 +263,30 @@ impl Server {
             });
         }
         out
+    }
+
+    /// Records `out` for a call the server answered itself (a declined confirmation).
+    fn audit(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        out: &ToolOutput,
+        origin: &CallOrigin,
+        started: std::time::Instant,
+    ) {
+        self.app.metrics.tool_call(name, out.facts.kind.label());
+        if let Some(log) = &self.app.audit {
+            let masked = crate::exec::redact(&Value::Object(arguments.clone()), true);
+            let digest = crate::exec::confirm::args_digest(name, &masked);
+            log.record(&Entry {
+                actor: origin.caller.principal(),
+                transport: origin.transport,
+                tool: &outbound::clip(name, 100),
+                args_digest: &digest,
+                facts: &out.facts,
+                duration_ms: started.elapsed().as_millis() as u64,
+            });
+        }
     }
 
     /// True when the configured surface offers a tool of this name.
@@ -408,7 +532,9 @@ impl ServerHandler for Server {
         let span = tracing::info_span!("tool_call", tool = %outbound::clip(&name, 100));
         let _enter = span.enter();
         let origin = origin_of(&context).ok_or_else(no_caller)?;
-        let out = self.call(&name, args, &origin).await;
+        let out = self
+            .call_asking(&name, args, &origin, Some(&context.peer))
+            .await;
         tracing::info!(is_error = out.is_error, "tool call answered");
         Ok(call_result(out).into())
     }

@@ -21,12 +21,48 @@ pub fn render(result: &CallResult, options: Options) -> ToolOutput {
         Ok(done) => executed(done, options),
         Err(refusal) => refused(refusal),
     };
+    let pending = match result {
+        Err(Refusal::NeedsConfirmation {
+            target,
+            offer,
+            preview,
+        }) => Some(super::Pending {
+            token: offer.token.clone(),
+            question: question(target, preview),
+        }),
+        _ => None,
+    };
     ToolOutput {
         text,
         structured,
         is_error,
         facts,
+        pending,
     }
+}
+
+/// What the person is asked: the call, what it would send, and why it needs them.
+fn question(target: &str, preview: &Preview) -> String {
+    let mut q = format!(
+        "Your AI agent wants to run {target}: {} {}",
+        preview.request.method.as_str(),
+        preview.url
+    );
+    if !preview.body.is_null() {
+        let body = preview.body.to_string();
+        q.push_str(&format!(" with {}", crate::outbound::clip(&body, 600)));
+    }
+    q.push_str(". ");
+    if preview.flow_from.is_empty() {
+        q.push_str("It changes or deletes data that cannot be restored.");
+    } else {
+        q.push_str(&format!(
+            "It comes after reading the non-public {}, and could carry their content to this other place.",
+            preview.flow_from.join(", ")
+        ));
+    }
+    q.push_str(" Allow it?");
+    q
 }
 
 fn head(status: u16, action: Option<&str>) -> Map<String, Value> {

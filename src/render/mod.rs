@@ -47,6 +47,47 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// What the audit log records about the call.
     pub facts: Facts,
+    /// For a call waiting for its confirmation: the token and what to ask the person.
+    pub pending: Option<Pending>,
+}
+
+/// A call waiting for its confirmation, as the MCP layer needs it to ask the person instead of
+/// the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    /// The one-use token that lets the same call through.
+    pub token: String,
+    /// The question for the person (what would be sent, and why it needs them).
+    pub question: String,
+}
+
+/// The answer when the person declined (or dismissed) a confirmation.
+pub fn declined(action: &str, cancelled: bool) -> ToolOutput {
+    let (how, code) = match cancelled {
+        true => ("dismissed the confirmation of", "confirmation_cancelled"),
+        false => ("declined", "confirmation_declined"),
+    };
+    let mut out = ToolOutput::error(
+        format!(
+            "The person you work for {how} {action}: nothing was sent. Do not retry it unless they ask you to."
+        ),
+        serde_json::json!({"action": action, "code": code}),
+    );
+    out.facts.kind = OutcomeKind::Denied(code.into());
+    out
+}
+
+/// The answer when the operator requires the person's confirmation (`CONFIRM_VIA=elicitation`)
+/// and the client cannot ask (or asking failed).
+pub fn cannot_ask(action: &str, why: &str) -> ToolOutput {
+    let mut out = ToolOutput::error(
+        format!(
+            "{action} needs the confirmation of the person you work for, and this client cannot ask them ({why}); this server (CONFIRM_VIA=elicitation) refuses such calls. Nothing was sent."
+        ),
+        serde_json::json!({"action": action, "code": "confirmation_unavailable"}),
+    );
+    out.facts.kind = OutcomeKind::Denied("confirmation_unavailable".into());
+    out
 }
 
 /// The code of an unknown tool in answers, metrics and audit records.
@@ -70,6 +111,7 @@ impl ToolOutput {
             structured,
             is_error: false,
             facts: Facts::default(),
+            pending: None,
         }
     }
 
@@ -89,6 +131,7 @@ impl ToolOutput {
                 kind: OutcomeKind::Error,
                 ..Facts::default()
             },
+            pending: None,
         }
     }
 }

@@ -56,6 +56,9 @@ fn config_for(url: &str) -> Config {
         gitea_token: Some(aegis_gitea_mcp::config::Secret::new("prism-token")),
         // One request per call: a retry would only repeat what Prism already judged.
         gitea_retries: 0,
+        // Prism's example repositories are not public, and every call here runs for one caller:
+        // the flow guard would hold every write after the first read (it has tests of its own).
+        flow_guard: aegis_gitea_mcp::config::FlowGuard::Off,
         ..Default::default()
     };
     Config::from_args(&args).unwrap_or_else(|e| panic!("configuration for {url}: {e}"))

@@ -24,7 +24,7 @@ import traceback
 import warnings
 from typing import Any, Awaitable, Callable
 
-from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters
+from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters, types
 
 DYNAMIC_TOOLS = {"gitea_find_action", "gitea_execute_action", "gitea_api_request"}
 # The mini fixture has repoGet but not userGet, issueGetComments, repoGetPullRequest, ...: the
@@ -270,6 +270,89 @@ async def legacy_read_only(binary: str, spec: str, checks: Checks) -> None:
         await checks.run("DISABLED_TOOLS: a withheld resource names the reason", withheld_resource)
 
 
+DELETE = {"action": "gitea_repo_delete", "arguments": {"owner": "alice", "repo": "demo"}}
+
+
+def has_token(res: Any) -> bool:
+    """True when an answer carries a confirmation token (the `c<expiry>.` spelling)."""
+    return '"confirm"' in dump(res) or " c1" in text_of(res) or '"c1' in text_of(res)
+
+
+async def elicitation(binary: str, spec: str, checks: Checks) -> None:
+    """Destructive calls are confirmed by the person through the client's elicitation form
+    (protocol 2025-11-25); the model never sees a token there. Gitea is a closed port: an
+    accepted delete is sent and fails to connect (code "transport"), proof it went through."""
+    answer: dict[str, Any] = {}
+    asked: list[str] = []
+
+    async def person(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return types.ElicitResult(**answer)
+
+    async with Client(
+        server_params(binary, spec),
+        mode="legacy",
+        read_timeout_seconds=TIMEOUT,
+        elicitation_callback=person,
+    ) as client:
+
+        async def accepted() -> None:
+            answer.clear()
+            answer.update(action="accept", content={"allow": True})
+            res = await client.call_tool("gitea_execute_action", DELETE)
+            assert asked and "gitea_repo_delete" in asked[-1] and "DELETE" in asked[-1], asked
+            assert res.is_error and res.structured_content["code"] == "transport", dump(res)
+            assert not has_token(res), dump(res)
+
+        async def declined() -> None:
+            for action, content, code in (
+                ("decline", None, "confirmation_declined"),
+                ("accept", {"allow": False}, "confirmation_declined"),
+                ("cancel", None, "confirmation_cancelled"),
+            ):
+                answer.clear()
+                answer.update(action=action, content=content)
+                before = len(asked)
+                res = await client.call_tool("gitea_execute_action", DELETE)
+                assert len(asked) == before + 1, asked
+                assert res.is_error and res.structured_content["code"] == code, (action, dump(res))
+                assert "nothing was sent" in text_of(res), text_of(res)
+                assert not has_token(res), dump(res)
+
+        await checks.run("elicitation (2025-11-25): accept lets the call through", accepted)
+        await checks.run("elicitation (2025-11-25): decline, allow=false, cancel", declined)
+
+    # A client that cannot ask keeps the token flow; so does 2026-07-28, which forbids
+    # server-to-client requests (the person is not asked there).
+    for mode, callback, label in (
+        ("legacy", None, "no elicitation capability (2025-11-25)"),
+        ("auto", person, "elicitation on 2026-07-28"),
+    ):
+        kwargs: dict[str, Any] = {} if callback is None else {"elicitation_callback": callback}
+        async with Client(server_params(binary, spec), mode=mode, read_timeout_seconds=TIMEOUT, **kwargs) as client:
+
+            async def token_flow() -> None:
+                before = len(asked)
+                res = await client.call_tool("gitea_execute_action", DELETE)
+                assert not res.is_error, dump(res)
+                assert res.structured_content["confirmation_required"] is True, dump(res)
+                assert len(asked) == before, "the person was not asked"
+
+            await checks.run(f"{label}: the token flow", token_flow)
+
+    # CONFIRM_VIA=elicitation: a client that cannot ask is refused, and gets no token.
+    params = server_params(binary, spec, CONFIRM_VIA="elicitation")
+    async with Client(params, mode="legacy", read_timeout_seconds=TIMEOUT) as client:
+
+        async def refused() -> None:
+            res = await client.call_tool("gitea_execute_action", DELETE)
+            assert res.is_error, dump(res)
+            assert res.structured_content["code"] == "confirmation_unavailable", dump(res)
+            assert not has_token(res), dump(res)
+
+        await checks.run("CONFIRM_VIA=elicitation: a client that cannot ask is refused", refused)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the aegis-gitea-mcp binary")
@@ -286,6 +369,7 @@ async def main() -> int:
     for name, part in (
         ("dynamic surface (auto mode)", connect_and_run),
         ("read-only server (legacy mode)", lambda: legacy_read_only(binary, spec, checks)),
+        ("confirmation by the person", lambda: elicitation(binary, spec, checks)),
     ):
         try:
             await asyncio.wait_for(part(), 4 * TIMEOUT)

@@ -60,6 +60,17 @@ impl FromStr for Surface {
     }
 }
 
+/// The key of the confirmation form in an `input_required` round (2026-07-28).
+const CONFIRM_INPUT: &str = "confirm";
+
+/// The confirmation form: one required yes/no, "Allow this call", no by default.
+fn allow_form() -> Result<rmcp::model::ElicitationSchema, String> {
+    rmcp::model::ElicitationSchema::builder()
+        .required_bool_property("allow", |b| b.title("Allow this call").with_default(false))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// How long the person has to answer a confirmation.
 const ELICITATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -180,12 +191,9 @@ impl Server {
                 _ => out,
             };
         }
-        let schema = match rmcp::model::ElicitationSchema::builder()
-            .required_bool_property("allow", |b| b.title("Allow this call").with_default(false))
-            .build()
-        {
+        let schema = match allow_form() {
             Ok(s) => s,
-            Err(e) => return refuse(e),
+            Err(e) => return refuse(&e),
         };
         let asked = peer
             .create_elicitation_with_timeout(
@@ -222,6 +230,80 @@ impl Server {
                 crate::config::ConfirmVia::Elicitation => refuse(&e.to_string()),
                 _ => out,
             },
+        }
+    }
+
+    /// A tool call on protocol 2026-07-28, which forbids server-to-client requests: the person
+    /// is asked in rounds. The first answer to a call waiting for its confirmation is an
+    /// `input_required` result carrying the form and, as its opaque state, the call's one-use
+    /// token (bound to this caller, action and arguments); the client answers the form and
+    /// repeats the call with both. The model sees neither.
+    async fn call_in_rounds(
+        &self,
+        name: &str,
+        mut args: Map<String, Value>,
+        origin: &CallOrigin,
+        asks: bool,
+        token: Option<&str>,
+        answers: Option<&rmcp::model::InputResponses>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use crate::config::ConfirmVia;
+        if let (Some(token), Some(answers)) = (token, answers) {
+            let answer = answers.get(CONFIRM_INPUT);
+            let action = answer.and_then(|a| a.get("action")).and_then(Value::as_str);
+            let allow = answer
+                .and_then(|a| a.pointer("/content/allow"))
+                .and_then(Value::as_bool);
+            let out = if action == Some("accept") && allow == Some(true) {
+                args.insert("confirm".into(), Value::String(token.to_string()));
+                self.call_once(name, args, origin).await
+            } else {
+                // The action the person was asked about (execute names it; other tools are it).
+                let what = args.get("action").and_then(Value::as_str).unwrap_or(name);
+                let out = render::declined(what, action == Some("cancel"));
+                self.audit(name, &args, &out, origin, std::time::Instant::now());
+                out
+            };
+            return Ok(call_result(out).into());
+        }
+        let out = self.call_once(name, args, origin).await;
+        let Some(pending) = out.pending.clone() else {
+            return Ok(call_result(out).into());
+        };
+        let action = out.facts.action.clone().unwrap_or_else(|| name.to_string());
+        match (self.app.exec.config.confirm_via, asks) {
+            (ConfirmVia::Token, _) | (ConfirmVia::Auto, false) => Ok(call_result(out).into()),
+            (ConfirmVia::Elicitation, false) => {
+                let refused =
+                    render::cannot_ask(&action, "the client does not declare elicitation");
+                self.audit(
+                    name,
+                    &Map::new(),
+                    &refused,
+                    origin,
+                    std::time::Instant::now(),
+                );
+                Ok(call_result(refused).into())
+            }
+            (_, true) => {
+                let form = rmcp::model::ElicitRequest::new(
+                    rmcp::model::ElicitRequestParams::FormElicitationParams {
+                        meta: None,
+                        message: pending.question,
+                        requested_schema: allow_form()
+                            .map_err(|e| ErrorData::internal_error(e, None))?,
+                    },
+                );
+                let mut requests = rmcp::model::InputRequests::new();
+                requests.insert(
+                    CONFIRM_INPUT.to_string(),
+                    rmcp::model::InputRequest::Elicitation(form),
+                );
+                Ok(
+                    rmcp::model::InputRequiredResult::new(Some(requests), Some(pending.token))
+                        .into(),
+                )
+            }
         }
     }
 
@@ -532,11 +614,29 @@ impl ServerHandler for Server {
         let span = tracing::info_span!("tool_call", tool = %outbound::clip(&name, 100));
         let _enter = span.enter();
         let origin = origin_of(&context).ok_or_else(no_caller)?;
-        let out = self
-            .call_asking(&name, args, &origin, Some(&context.peer))
-            .await;
-        tracing::info!(is_error = out.is_error, "tool call answered");
-        Ok(call_result(out).into())
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if !modern {
+            let out = self
+                .call_asking(&name, args, &origin, Some(&context.peer))
+                .await;
+            tracing::info!(is_error = out.is_error, "tool call answered");
+            return Ok(call_result(out).into());
+        }
+        let asks = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some();
+        self.call_in_rounds(
+            &name,
+            args,
+            &origin,
+            asks,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+        )
+        .await
     }
 
     async fn on_custom_request(

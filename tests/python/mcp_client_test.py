@@ -279,8 +279,9 @@ def has_token(res: Any) -> bool:
 
 
 async def elicitation(binary: str, spec: str, checks: Checks) -> None:
-    """Destructive calls are confirmed by the person through the client's elicitation form
-    (protocol 2025-11-25); the model never sees a token there. Gitea is a closed port: an
+    """Destructive calls are confirmed by the person through the client's elicitation form, on
+    2025-11-25 as a server-to-client request and on 2026-07-28 in input_required rounds; the
+    model never sees a token there. Gitea is a closed port: an
     accepted delete is sent and fails to connect (code "transport"), proof it went through."""
     answer: dict[str, Any] = {}
     asked: list[str] = []
@@ -289,47 +290,45 @@ async def elicitation(binary: str, spec: str, checks: Checks) -> None:
         asked.append(params.message)
         return types.ElicitResult(**answer)
 
-    async with Client(
-        server_params(binary, spec),
-        mode="legacy",
-        read_timeout_seconds=TIMEOUT,
-        elicitation_callback=person,
-    ) as client:
+    for mode, era in (("legacy", LEGACY), ("auto", MODERN)):
+        async with Client(
+            server_params(binary, spec),
+            mode=mode,
+            read_timeout_seconds=TIMEOUT,
+            elicitation_callback=person,
+        ) as client:
 
-        async def accepted() -> None:
-            answer.clear()
-            answer.update(action="accept", content={"allow": True})
-            res = await client.call_tool("gitea_execute_action", DELETE)
-            assert asked and "gitea_repo_delete" in asked[-1] and "DELETE" in asked[-1], asked
-            assert res.is_error and res.structured_content["code"] == "transport", dump(res)
-            assert not has_token(res), dump(res)
-
-        async def declined() -> None:
-            for action, content, code in (
-                ("decline", None, "confirmation_declined"),
-                ("accept", {"allow": False}, "confirmation_declined"),
-                ("cancel", None, "confirmation_cancelled"),
-            ):
+            async def accepted() -> None:
+                assert client.protocol_version == era, client.protocol_version
                 answer.clear()
-                answer.update(action=action, content=content)
-                before = len(asked)
+                answer.update(action="accept", content={"allow": True})
                 res = await client.call_tool("gitea_execute_action", DELETE)
-                assert len(asked) == before + 1, asked
-                assert res.is_error and res.structured_content["code"] == code, (action, dump(res))
-                assert "nothing was sent" in text_of(res), text_of(res)
+                assert asked and "gitea_repo_delete" in asked[-1] and "DELETE" in asked[-1], asked
+                assert res.is_error and res.structured_content["code"] == "transport", dump(res)
                 assert not has_token(res), dump(res)
 
-        await checks.run("elicitation (2025-11-25): accept lets the call through", accepted)
-        await checks.run("elicitation (2025-11-25): decline, allow=false, cancel", declined)
+            async def declined() -> None:
+                for action, content, code in (
+                    ("decline", None, "confirmation_declined"),
+                    ("accept", {"allow": False}, "confirmation_declined"),
+                    ("cancel", None, "confirmation_cancelled"),
+                ):
+                    answer.clear()
+                    answer.update(action=action, content=content)
+                    before = len(asked)
+                    res = await client.call_tool("gitea_execute_action", DELETE)
+                    assert len(asked) == before + 1, asked
+                    assert res.is_error and res.structured_content["code"] == code, (action, dump(res))
+                    assert "nothing was sent" in text_of(res), text_of(res)
+                    assert not has_token(res), dump(res)
 
-    # A client that cannot ask keeps the token flow; so does 2026-07-28, which forbids
-    # server-to-client requests (the person is not asked there).
-    for mode, callback, label in (
-        ("legacy", None, "no elicitation capability (2025-11-25)"),
-        ("auto", person, "elicitation on 2026-07-28"),
-    ):
-        kwargs: dict[str, Any] = {} if callback is None else {"elicitation_callback": callback}
-        async with Client(server_params(binary, spec), mode=mode, read_timeout_seconds=TIMEOUT, **kwargs) as client:
+            how = "server-to-client request" if mode == "legacy" else "input_required rounds"
+            await checks.run(f"elicitation ({era}, {how}): accept lets the call through", accepted)
+            await checks.run(f"elicitation ({era}, {how}): decline, allow=false, cancel", declined)
+
+    # A client that cannot ask keeps the token flow, on either era.
+    for mode, era in (("legacy", LEGACY), ("auto", MODERN)):
+        async with Client(server_params(binary, spec), mode=mode, read_timeout_seconds=TIMEOUT) as client:
 
             async def token_flow() -> None:
                 before = len(asked)
@@ -338,7 +337,7 @@ async def elicitation(binary: str, spec: str, checks: Checks) -> None:
                 assert res.structured_content["confirmation_required"] is True, dump(res)
                 assert len(asked) == before, "the person was not asked"
 
-            await checks.run(f"{label}: the token flow", token_flow)
+            await checks.run(f"no elicitation capability ({era}): the token flow", token_flow)
 
     # CONFIRM_VIA=elicitation: a client that cannot ask is refused, and gets no token.
     params = server_params(binary, spec, CONFIRM_VIA="elicitation")

@@ -35,6 +35,14 @@ pub fn repo_of(path: &str) -> Option<String> {
     Some(format!("{owner}/{repo}").to_ascii_lowercase())
 }
 
+/// True for a write that sends a repository's content to an address outside Gitea (a webhook,
+/// a push mirror, a migration): a public place even when it is made on the repository that
+/// was read.
+pub fn leaves_gitea(path: &str) -> bool {
+    path.split('/')
+        .any(|s| matches!(s, "hooks" | "push_mirrors" | "mirror-sync" | "migrate"))
+}
+
 /// The repositories each caller has read, and a cache of their visibility.
 #[derive(Debug, Default)]
 pub struct Flows {
@@ -117,6 +125,14 @@ mod tests {
         assert_eq!(repo_of("/repos/alice"), None);
         assert_eq!(repo_of("/user/repos"), None);
         assert_eq!(repo_of("/repos//x"), None);
+    }
+
+    #[test]
+    fn webhooks_and_mirrors_leave_gitea() {
+        assert!(leaves_gitea("/repos/alice/secret/hooks"));
+        assert!(leaves_gitea("/repos/alice/secret/push_mirrors"));
+        assert!(leaves_gitea("/repos/migrate"));
+        assert!(!leaves_gitea("/repos/alice/secret/issues/1/comments"));
     }
 
     #[test]

@@ -328,9 +328,12 @@ async fn flow_sources(
     if read_only || ctx.config.flow_guard == flow::FlowGuard::Off {
         return Vec::new();
     }
-    let read = ctx
-        .flows
-        .sources(caller.principal(), flow::repo_of(&req.path).as_deref());
+    // A webhook or a mirror sends the repository's content out of Gitea: no target is safe.
+    let target = match flow::leaves_gitea(&req.path) {
+        true => None,
+        false => flow::repo_of(&req.path),
+    };
+    let read = ctx.flows.sources(caller.principal(), target.as_deref());
     let mut private = Vec::new();
     for repo in read {
         if repo_private(ctx, caller, &repo).await {

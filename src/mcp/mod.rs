@@ -718,6 +718,7 @@ impl ServerHandler for Server {
                 if self.app.exec.config.sanitize {
                     read.sanitize();
                 }
+                read.label();
                 read.finish(&secrets, max);
                 let contents = read
                     .into_blocks()

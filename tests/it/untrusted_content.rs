@@ -464,3 +464,34 @@ async fn a_webhook_on_the_repository_read_is_a_flow_out_of_gitea() {
     assert_eq!(fake.count("POST", "/repos/alice/secret/hooks"), 0);
     mcp.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_says_whether_it_reads_only_and_reaches_the_open_world() {
+    let fake = fake().await;
+    let mut mcp = stdio(&fake, &[("SURFACE", "both")]);
+    mcp.initialize().await;
+    let tools = mcp.tools().await;
+    assert!(tools.len() > 40, "{}", tools.len());
+    for t in &tools {
+        let a = &t["annotations"];
+        let name = t["name"].as_str().unwrap_or_default();
+        assert!(
+            a["readOnlyHint"].is_boolean() && a["openWorldHint"].is_boolean(),
+            "{t}"
+        );
+        // Only the search stays inside the server; everything else reaches Gitea, whose
+        // content is written by others.
+        assert_eq!(a["openWorldHint"], name != "gitea_find_action", "{t}");
+    }
+    let hint = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["annotations"]["readOnlyHint"].clone())
+    };
+    assert_eq!(hint("gitea_find_action"), Some(json!(true)));
+    assert_eq!(hint("gitea_issue_get"), Some(json!(true)));
+    assert_eq!(hint("gitea_repo_delete"), Some(json!(false)));
+    assert_eq!(hint("gitea_execute_action"), Some(json!(false)));
+    mcp.close().await;
+}

@@ -360,17 +360,20 @@ async fn repo_private(ctx: &Context, caller: &Caller, repo: &str) -> bool {
     p
 }
 
-/// A small JSON read for the guards (`path` under `/api/v1`), `None` on any failure.
-async fn small_get(ctx: &Context, caller: &Caller, path: &str) -> Option<Value> {
-    let bytes = ctx
-        .client
+/// A small read for the guards (`path` under `/api/v1`), bounded by [`SMALL_READ_LIMIT`].
+async fn small_read(ctx: &Context, caller: &Caller, path: &str) -> Result<Vec<u8>, gitea::Error> {
+    ctx.client
         .get_bytes(
             &format!("{}{path}", gitea::API_PREFIX),
             ctx.token_for(caller),
             SMALL_READ_LIMIT,
         )
         .await
-        .ok()?;
+}
+
+/// [`small_read`] as JSON, `None` on any failure.
+async fn small_get(ctx: &Context, caller: &Caller, path: &str) -> Option<Value> {
+    let bytes = small_read(ctx, caller, path).await.ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -406,15 +409,7 @@ async fn provenance(
                 "/repos/{repo}/collaborators/{}/permission",
                 percent_encoding::utf8_percent_encode(&author, request::SEGMENT)
             );
-            let r = match ctx
-                .client
-                .get_bytes(
-                    &format!("{}{path}", gitea::API_PREFIX),
-                    ctx.token_for(caller),
-                    SMALL_READ_LIMIT,
-                )
-                .await
-            {
+            let r = match small_read(ctx, caller, &path).await {
                 Ok(bytes) => match serde_json::from_slice::<Value>(&bytes)
                     .ok()
                     .and_then(|v| {

@@ -9,8 +9,8 @@
 pub mod args;
 pub mod confirm;
 pub mod flow;
-pub mod lockdown;
 pub mod outcome;
+pub mod provenance;
 pub mod raw;
 pub mod request;
 pub mod response;
@@ -181,7 +181,7 @@ pub struct Context {
     /// What each caller read that is not public (the flow guard's memory).
     pub flows: flow::Flows,
     /// Who may write where (lockdown's memory).
-    pub access: lockdown::Access,
+    pub access: provenance::Access,
     /// The server's own token, for callers with [`Credential::Server`].
     server_token: Option<Secret>,
 }
@@ -199,7 +199,7 @@ impl Context {
             config: exec,
             confirmations,
             flows: flow::Flows::default(),
-            access: lockdown::Access::default(),
+            access: provenance::Access::default(),
             server_token: config.token.clone(),
         })
     }
@@ -383,18 +383,18 @@ const MAX_AUTHOR_LOOKUPS: usize = 20;
 /// Who wrote the user text of an answer from `repo`: the owner by name, others by Gitea's
 /// permission endpoint (cached per repository and user, at most [`MAX_AUTHOR_LOOKUPS`] per
 /// answer). The caller is recognised when their login is known (lockdown asks for it).
-async fn provenance(
+async fn authors_of(
     ctx: &Context,
     caller: &Caller,
     repo: &str,
     data: &Value,
     me: Option<&str>,
-) -> Vec<lockdown::Authored> {
-    use lockdown::Relation;
+) -> Vec<provenance::Authored> {
+    use provenance::Relation;
     let owner = repo.split('/').next().unwrap_or_default();
     let mut lookups = 0;
     let mut out = Vec::new();
-    for (at, author) in lockdown::authored(data) {
+    for (at, author) in provenance::authored(data) {
         let relation = if author.eq_ignore_ascii_case(owner) {
             Relation::Owner
         } else if me.is_some_and(|m| m.eq_ignore_ascii_case(&author)) {
@@ -430,7 +430,7 @@ async fn provenance(
             ctx.access.remember(repo, &author, r);
             r
         };
-        out.push(lockdown::Authored {
+        out.push(provenance::Authored {
             at,
             author,
             relation,
@@ -456,11 +456,11 @@ async fn login_of(ctx: &Context, caller: &Caller) -> Option<String> {
 /// Lockdown on one answer from the public `repo`: the text of every author who is not its
 /// owner, a collaborator with write access or the caller is replaced with a notice. Returns the
 /// authors withheld.
-fn lock_down(data: &mut Value, authored: &[lockdown::Authored]) -> Vec<String> {
+fn lock_down(data: &mut Value, authored: &[provenance::Authored]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for a in authored {
         if !a.relation.trusted()
-            && lockdown::withhold(data, &a.at, &a.author)
+            && provenance::withhold(data, &a.at, &a.author)
             && !out.contains(&a.author)
         {
             out.push(a.author.clone());
@@ -502,7 +502,7 @@ async fn after(
             true => login_of(ctx, caller).await,
             false => ctx.access.login_of(caller.principal()),
         };
-        done.provenance = provenance(ctx, caller, &repo, data, me.as_deref()).await;
+        done.provenance = authors_of(ctx, caller, &repo, data, me.as_deref()).await;
         if ctx.config.lockdown
             && !done.provenance.is_empty()
             && !repo_private(ctx, caller, &repo).await

@@ -38,7 +38,27 @@ pub struct Executed {
     /// Authors whose text lockdown replaced with a notice.
     pub locked_out: Vec<String>,
     /// Who wrote the user text of the answer (empty for answers without any).
-    pub provenance: Vec<super::lockdown::Authored>,
+    pub provenance: Vec<super::provenance::Authored>,
+}
+
+impl Executed {
+    /// A successful answer; the guards' facts (flow sources, lockdown, provenance) start empty.
+    pub fn new(
+        action: Option<ActionName>,
+        request: RequestLine,
+        status: u16,
+        body: Shaped,
+    ) -> Executed {
+        Executed {
+            action,
+            request,
+            status,
+            body,
+            flow_from: Vec::new(),
+            locked_out: Vec::new(),
+            provenance: Vec::new(),
+        }
+    }
 }
 
 /// A successful answer's body, within the answer's bounds.

@@ -158,15 +158,7 @@ pub fn shape(
             }
         }
     };
-    Ok(Executed {
-        action: name,
-        request,
-        status,
-        body,
-        flow_from: Vec::new(),
-        locked_out: Vec::new(),
-        provenance: Vec::new(),
-    })
+    Ok(Executed::new(name, request, status, body))
 }
 
 /// The kind of the answer: the action's documented kind, corrected by the actual content type.

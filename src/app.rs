@@ -227,7 +227,7 @@ impl App {
         let audit = config
             .audit_log
             .as_deref()
-            .map(AuditLog::open)
+            .map(|target| AuditLog::open(target, &config.replica_id))
             .transpose()?;
         Ok(App {
             state,
@@ -246,7 +246,7 @@ impl App {
             audit: config
                 .audit_log
                 .as_deref()
-                .map(AuditLog::open)
+                .map(|target| AuditLog::open(target, &config.replica_id))
                 .transpose()?,
             metrics,
         })

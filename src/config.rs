@@ -248,6 +248,85 @@ pub struct GlobalArgs {
         value_name = "PATH|-"
     )]
     pub audit_log: Option<String>,
+
+    /// This process's name in audit records and logs, one per replica (default: the host name)
+    #[arg(long = "replica-id", env = "REPLICA_ID", global = true, value_name = "NAME", value_parser = Parsed(replica_id))]
+    pub replica_id: Option<String>,
+
+    /// Redis (or Valkey) shared by every replica: one-use confirmations, rate limits, token cache, flow guard; unset = this process only
+    #[arg(long = "redis-url", env = "REDIS_URL", global = true, value_name = "URL", hide_env_values = true, value_parser = Parsed(redis_url))]
+    pub redis_url: Option<Secret>,
+
+    /// Prefix of every Redis key (several deployments can share one Redis)
+    #[arg(long = "redis-prefix", env = "REDIS_PREFIX", global = true, value_name = "PREFIX", default_value = "aegis", value_parser = Parsed(redis_prefix))]
+    pub redis_prefix: String,
+
+    /// Secrets that sign confirmation tokens, one per line, the first signing (the same file on every replica); re-read when it changes
+    #[arg(
+        long = "confirm-key-file",
+        env = "CONFIRM_KEY_FILE",
+        global = true,
+        value_name = "PATH"
+    )]
+    pub confirm_key_file: Option<PathBuf>,
+}
+
+/// A replica id: letters, digits, `.`, `_`, `-`, `:`, at most 64.
+fn replica_id(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    if v.is_empty()
+        || v.len() > 64
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'))
+    {
+        return Err(format!(
+            "expected up to 64 letters, digits, '.', '_', '-' or ':', got {:?}",
+            v.chars().take(80).collect::<String>()
+        ));
+    }
+    Ok(v.to_string())
+}
+
+/// A Redis URL's scheme is checked here; the rest when the store is built. The value is never
+/// repeated (it may hold a password).
+fn redis_url(v: &str) -> Result<Secret, String> {
+    let v = v.trim();
+    let scheme = v.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("redis" | "rediss" | "valkey" | "valkeys" | "redis+unix" | "unix") => {
+            Ok(Secret::new(v))
+        }
+        _ => Err(
+            "expected redis://[user:password@]host:port[/db] (rediss:// for TLS); the value is not shown, it may hold a password"
+                .to_string(),
+        ),
+    }
+}
+
+fn redis_prefix(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    if v.is_empty()
+        || v.len() > 32
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return Err(format!(
+            "expected up to 32 letters, digits, '_', '-' or '.', got {:?}",
+            v.chars().take(40).collect::<String>()
+        ));
+    }
+    Ok(v.to_string())
+}
+
+/// The host name (`/proc/sys/kernel/hostname`, else `HOSTNAME`), or `local`.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .and_then(|h| replica_id(&h).ok())
+        .unwrap_or_else(|| "local".to_string())
 }
 
 impl Default for GlobalArgs {
@@ -281,6 +360,10 @@ impl Default for GlobalArgs {
             lockdown: false,
             confirm_via: ConfirmVia::Auto,
             audit_log: None,
+            replica_id: None,
+            redis_url: None,
+            redis_prefix: "aegis".to_string(),
+            confirm_key_file: None,
         }
     }
 }
@@ -500,6 +583,14 @@ pub struct Config {
     pub lockdown: bool,
     /// How confirmations are given.
     pub confirm_via: ConfirmVia,
+    /// This process's name in audit records.
+    pub replica_id: String,
+    /// The shared store, if any.
+    pub redis_url: Option<Secret>,
+    /// Prefix of the shared store's keys.
+    pub redis_prefix: String,
+    /// The shared confirmation keys, if any.
+    pub confirm_key_file: Option<PathBuf>,
 }
 
 impl Config {
@@ -550,6 +641,13 @@ impl Config {
             flow_guard: args.flow_guard,
             lockdown: args.lockdown,
             confirm_via: args.confirm_via,
+            replica_id: args.replica_id.clone().unwrap_or_else(host_name),
+            redis_url: args.redis_url.clone(),
+            redis_prefix: args.redis_prefix.clone(),
+            confirm_key_file: args
+                .confirm_key_file
+                .clone()
+                .filter(|p| !p.as_os_str().is_empty()),
         })
     }
 }

@@ -58,6 +58,7 @@ pub mod render;
 pub mod search;
 pub mod spec;
 pub mod state;
+pub mod store;
 pub mod tools;
 
 /// How many cases a property test runs: `default`, or `PROPTEST_CASES` for a longer soak.

@@ -183,6 +183,7 @@ struct Chain {
 /// An open audit log.
 pub struct AuditLog {
     target: String,
+    replica: String,
     chain: Mutex<Chain>,
 }
 
@@ -195,11 +196,14 @@ impl std::fmt::Debug for AuditLog {
 }
 
 impl AuditLog {
-    /// Opens `target` (`-` for stderr) for appending, continuing an existing file's chain.
-    pub fn open(target: &str) -> Result<AuditLog, Error> {
+    /// Opens `target` (`-` for stderr) for appending, continuing an existing file's chain;
+    /// every record names `replica`. Each replica needs a file of its own: one chain has one
+    /// writer.
+    pub fn open(target: &str, replica: &str) -> Result<AuditLog, Error> {
         if target == "-" {
             return Ok(AuditLog {
                 target: "stderr".into(),
+                replica: replica.to_string(),
                 chain: Mutex::new(Chain {
                     sink: Sink::Stderr,
                     prev: GENESIS.into(),
@@ -224,6 +228,7 @@ impl AuditLog {
             .map_err(io)?;
         Ok(AuditLog {
             target: target.to_string(),
+            replica: replica.to_string(),
             chain: Mutex::new(Chain {
                 sink: Sink::File(file),
                 prev,
@@ -236,6 +241,7 @@ impl AuditLog {
         let mut chain = self.chain.lock().unwrap_or_else(|e| e.into_inner());
         let mut body = Map::new();
         body.insert("ts".into(), json!(rfc3339_now()));
+        body.insert("replica".into(), json!(self.replica));
         body.insert("actor".into(), json!(entry.actor));
         body.insert("transport".into(), json!(entry.transport));
         body.insert("tool".into(), json!(entry.tool));
@@ -310,6 +316,9 @@ pub struct Verification {
     pub records: usize,
     /// The first broken record: 1-based line number and what is wrong.
     pub first_broken: Option<(usize, String)>,
+    /// Records per replica id (`""` for records written before replica ids), up to the first
+    /// broken record.
+    pub replicas: std::collections::BTreeMap<String, usize>,
 }
 
 /// Verifies the hash chain of a log file.
@@ -321,6 +330,7 @@ pub fn verify(path: &Path) -> Result<Verification, Error> {
     let file = File::open(path).map_err(io)?;
     let mut prev = GENESIS.to_string();
     let mut records = 0;
+    let mut replicas = std::collections::BTreeMap::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let line = line.map_err(io)?;
         let n = i + 1;
@@ -332,6 +342,7 @@ pub fn verify(path: &Path) -> Result<Verification, Error> {
             Ok(Verification {
                 records,
                 first_broken: Some((n, why)),
+                replicas: replicas.clone(),
             })
         };
         let body: Map<String, Value> = match serde_json::from_str(&line) {
@@ -351,10 +362,13 @@ pub fn verify(path: &Path) -> Result<Verification, Error> {
             return broken("its content does not match its hash (the record was edited)".into());
         }
         prev = hash.to_string();
+        let replica = body.get("replica").and_then(Value::as_str).unwrap_or("");
+        *replicas.entry(replica.to_string()).or_insert(0) += 1;
     }
     Ok(Verification {
         records,
         first_broken: None,
+        replicas,
     })
 }
 
@@ -408,7 +422,7 @@ mod tests {
     fn a_chain_verifies_and_tampering_is_found() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.log");
-        let log = AuditLog::open(path.to_str().unwrap()).unwrap();
+        let log = AuditLog::open(path.to_str().unwrap(), "r1").unwrap();
         let ok = Facts {
             action: Some("gitea_repo_get".into()),
             request: Some(("GET".into(), "/repos/a/b".into())),
@@ -424,13 +438,14 @@ mod tests {
         log.record(&entry(&denied));
         drop(log);
         // Reopening continues the chain.
-        let log = AuditLog::open(path.to_str().unwrap()).unwrap();
+        let log = AuditLog::open(path.to_str().unwrap(), "r1").unwrap();
         log.record(&entry(&ok));
         assert_eq!(
             verify(&path).unwrap(),
             Verification {
                 records: 3,
-                first_broken: None
+                first_broken: None,
+                replicas: [("r1".to_string(), 3)].into_iter().collect(),
             }
         );
         let text = std::fs::read_to_string(&path).unwrap();

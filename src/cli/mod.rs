@@ -226,11 +226,14 @@ pub fn error_text(e: &anyhow::Error) -> String {
 impl Exit {
     /// Usage errors (configuration) exit 2; everything else 1.
     pub fn from_error(e: &anyhow::Error) -> Exit {
+        use aegis_gitea_mcp::app::Error as App;
+        use aegis_gitea_mcp::exec::Error as Exec;
         let settings = matches!(
-            e.downcast_ref::<aegis_gitea_mcp::app::Error>(),
-            Some(aegis_gitea_mcp::app::Error::State(
-                aegis_gitea_mcp::state::Error::UnknownDisabled(_)
-            ))
+            e.downcast_ref::<App>(),
+            Some(
+                App::State(aegis_gitea_mcp::state::Error::UnknownDisabled(_))
+                    | App::Exec(Exec::KeyFile(_) | Exec::Store(_))
+            )
         );
         if settings
             || e.downcast_ref::<config::Error>().is_some()

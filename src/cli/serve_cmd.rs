@@ -236,10 +236,18 @@ pub async fn run(config: &Config, args: &ServeArgs) -> anyhow::Result<Exit> {
         AuthMode::ApiKey => "api-key (Authorization: Bearer <key> from API_KEYS_FILE)",
         AuthMode::GiteaToken => "gitea-token (each client's own Gitea token)",
     };
+    // One PING at start-up: an unreachable store is warned about now, not at the first call.
+    let store = exec.store.health().await;
+    let shared = match &store.at {
+        Some(at) => format!("{} at {at}", store.kind.as_str()),
+        None => format!("{} (this process only)", store.kind.as_str()),
+    };
     tracing::info!(
         url = %format!("http://{addr}/mcp"),
         auth,
         sessions = if gateway.http.stateless { "stateless" } else { "sessions" },
+        replica = %config.replica_id,
+        store = %shared,
         "starting the HTTP gateway"
     );
     let listening = aegis_gitea_mcp::http::Listening {

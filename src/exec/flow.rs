@@ -6,7 +6,9 @@
 //! guard remembers, per caller (a session belongs to one credential; in stateless HTTP the
 //! caller is the unit), which repositories it read; a write whose target is another repository,
 //! or no repository, while some of those are not public goes through a confirmation whose
-//! preview names them (`FLOW_GUARD=confirm`), or is refused (`deny`).
+//! preview names them (`FLOW_GUARD=confirm`), or is refused (`deny`). With a shared store
+//! (`REDIS_URL`) the memory is also kept there, so a read through one replica guards a write
+//! through another; during an outage each replica guards with what it saw itself.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -17,7 +19,12 @@ pub use crate::config::FlowGuard;
 /// Most callers remembered (the oldest is forgotten first).
 const MAX_CALLERS: usize = 4096;
 /// Most source repositories remembered per caller.
-const MAX_SOURCES: usize = 64;
+pub const MAX_SOURCES: usize = 64;
+/// The shared store's name for the flow guard's memory.
+pub const STORE_USE: &str = "flow";
+/// How long the shared store remembers what a caller read, after its last read (a process
+/// remembers for as long as it runs; a shared memory must end somewhere).
+pub const SHARED_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Most repositories whose visibility is cached.
 const MAX_VISIBILITY: usize = 4096;
 /// How long a repository's visibility is believed.

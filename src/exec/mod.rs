@@ -27,6 +27,7 @@ use crate::metrics::Metrics;
 use crate::policy::{Allowed, WithheldReason};
 use crate::search::SearchOptions;
 use crate::state::State;
+use crate::store::Store;
 pub use args::{ValidatedArgs, Validators};
 pub use confirm::Confirmations;
 pub use outcome::{
@@ -45,6 +46,12 @@ pub enum Error {
     /// No key for confirmation tokens could be drawn.
     #[error(transparent)]
     Random(#[from] confirm::RandomError),
+    /// `CONFIRM_KEY_FILE` cannot be used.
+    #[error(transparent)]
+    KeyFile(#[from] confirm::KeyFileError),
+    /// `REDIS_URL` cannot be used.
+    #[error(transparent)]
+    Store(#[from] crate::store::Error),
 }
 
 /// How long a confirmation token stays valid.
@@ -178,6 +185,8 @@ pub struct Context {
     pub config: ExecConfig,
     /// Outstanding confirmation tokens (shared by every caller).
     pub confirmations: Arc<Confirmations>,
+    /// State shared with the other replicas (memory without `REDIS_URL`).
+    pub store: Arc<Store>,
     /// What each caller read that is not public (the flow guard's memory).
     pub flows: flow::Flows,
     /// Who may write where (lockdown's memory).
@@ -193,11 +202,26 @@ impl Context {
     /// Builds the executor; the client records upstream latency in `metrics`.
     pub fn new(config: &Config, exec: ExecConfig, metrics: Arc<Metrics>) -> Result<Context, Error> {
         let client = GiteaClient::new(&ClientConfig::from_config(config), metrics)?;
-        let confirmations = Arc::new(Confirmations::new(exec.confirm_ttl)?);
+        let store = Arc::new(match &config.redis_url {
+            Some(url) => Store::redis(url, &config.redis_prefix)?,
+            None => Store::memory(),
+        });
+        let confirmations = Arc::new(match &config.confirm_key_file {
+            Some(path) => Confirmations::from_key_file(exec.confirm_ttl, path, store.clone())?,
+            None => {
+                if config.redis_url.is_some() {
+                    tracing::warn!(
+                        "REDIS_URL is set but CONFIRM_KEY_FILE is not: this replica signs confirmations with its own key, so a token it issues cannot be redeemed at another replica"
+                    );
+                }
+                Confirmations::new(exec.confirm_ttl, store.clone())?
+            }
+        });
         Ok(Context {
             client,
             config: exec,
             confirmations,
+            store,
             flows: flow::Flows::default(),
             access: provenance::Access::default(),
             server_token: config.token.clone(),
@@ -292,7 +316,7 @@ pub async fn call(state: &State, ctx: &Context, caller: &Caller, call: Call<'_>)
         digest: &digest,
         flow_from: flow_sources(ctx, caller, action.annotations.read_only, &req).await,
     };
-    gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
+    gate(ctx, &guard, &req, call.dry_run, call.confirm).await?;
     let check_with = read_back(&state.catalog, action);
     let result = send(
         ctx,
@@ -333,7 +357,17 @@ async fn flow_sources(
         true => None,
         false => flow::repo_of(&req.path),
     };
-    let read = ctx.flows.sources(caller.principal(), target.as_deref());
+    let mut read = ctx.flows.sources(caller.principal(), target.as_deref());
+    // What the caller read through other replicas (nothing without a shared store).
+    for repo in ctx
+        .store
+        .set_members(flow::STORE_USE, caller.principal())
+        .await
+    {
+        if Some(repo.as_str()) != target.as_deref() && !read.contains(&repo) {
+            read.push(repo);
+        }
+    }
     let mut private = Vec::new();
     for repo in read {
         if repo_private(ctx, caller, &repo).await {
@@ -490,6 +524,15 @@ async fn after(
     };
     if ctx.config.flow_guard != flow::FlowGuard::Off {
         ctx.flows.record(caller.principal(), &repo);
+        ctx.store
+            .add_to_set(
+                flow::STORE_USE,
+                caller.principal(),
+                &repo,
+                flow::SHARED_TTL,
+                flow::MAX_SOURCES,
+            )
+            .await;
     }
     if !user_content {
         return Ok(done);
@@ -640,7 +683,7 @@ pub async fn raw_call(
         digest: &digest,
         flow_from: flow_sources(ctx, caller, method.is_read(), &req).await,
     };
-    gate(ctx, &guard, &req, call.dry_run, call.confirm)?;
+    gate(ctx, &guard, &req, call.dry_run, call.confirm).await?;
     let check_with = action.and_then(|a| read_back(&state.catalog, a));
     let result = send(ctx, caller, action, check_with, &Map::new(), &req, allowed).await;
     let user_content = action.is_none_or(|a| a.user_content);
@@ -660,7 +703,7 @@ struct Guard<'a> {
 }
 
 /// Dry run, safe mode and confirmation: the refusal that stops the call, or `Ok` to go on.
-fn gate(
+async fn gate(
     ctx: &Context,
     g: &Guard<'_>,
     req: &Request,
@@ -702,7 +745,12 @@ fn gate(
     let ttl_secs = ctx.confirmations.ttl().as_secs();
     let offer = match ctx.confirmations.issue(&digest) {
         Ok(token) => Offer { token, ttl_secs },
-        Err(error) => return Err(Refusal::ConfirmationUnavailable { target, error }),
+        Err(error) => {
+            return Err(Refusal::ConfirmationUnavailable {
+                target,
+                error: error.into(),
+            });
+        }
     };
     match confirm.map(str::trim).filter(|c| !c.is_empty()) {
         None => Err(Refusal::NeedsConfirmation {
@@ -710,14 +758,17 @@ fn gate(
             offer,
             preview,
         }),
-        Some(token) => match ctx.confirmations.redeem(token, &digest) {
+        Some(token) => match ctx.confirmations.redeem(token, &digest).await {
             Ok(()) => Ok(()),
-            Err(error) => Err(Refusal::ConfirmationRefused {
+            Err(confirm::Redeem::Refused(error)) => Err(Refusal::ConfirmationRefused {
                 target,
                 error,
                 offer,
                 preview,
             }),
+            Err(confirm::Redeem::Unavailable(error)) => {
+                Err(Refusal::ConfirmationUnavailable { target, error })
+            }
         },
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::args::ArgProblems;
-use super::confirm::{ConfirmError, RandomError};
+use super::confirm::{ConfirmError, Unavailable};
 use crate::catalog::{ActionName, HttpMethod, Scope};
 use crate::policy::WithheldReason;
 
@@ -271,12 +271,13 @@ pub enum Refusal {
         /// What would be sent.
         preview: Box<Preview>,
     },
-    /// No confirmation can be issued (the RNG failed): destructive calls are refused.
+    /// No confirmation can be issued (the RNG failed) or its use recorded (the shared store is
+    /// down): the call is refused, nothing is sent, and a token is not consumed.
     ConfirmationUnavailable {
         /// The action (or `METHOD path`).
         target: String,
         /// The cause.
-        error: RandomError,
+        error: Unavailable,
     },
     /// The request certainly did not apply (never sent, or a read that failed).
     Transport {

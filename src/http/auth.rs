@@ -14,6 +14,7 @@ use axum::http::HeaderMap;
 use crate::config::Secret;
 use crate::digest::sha256_hex;
 use crate::gitea::GiteaClient;
+use crate::store::Store;
 
 /// How clients authenticate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,8 +226,9 @@ impl TokenCache {
         }
     }
 
-    /// Verifies `token` against `GET /api/v1/user` (cached).
-    pub async fn verify(&self, client: &GiteaClient, token: &str) -> TokenCheck {
+    /// Verifies `token` against `GET /api/v1/user` (cached here, and in the shared store so
+    /// that the other replicas need not ask Gitea again; both keep only hashes of tokens).
+    pub async fn verify(&self, client: &GiteaClient, store: &Store, token: &str) -> TokenCheck {
         let key = sha256_hex(token.as_bytes());
         let now = Instant::now();
         if let Some((login, at)) = self
@@ -238,6 +240,10 @@ impl TokenCache {
             if now.duration_since(*at) < self.ttl {
                 return TokenCheck::User(login.clone());
             }
+        }
+        if let Some(login) = store.cached(STORE_USE, &key).await {
+            self.remember(key, &login, now);
+            return TokenCheck::User(login);
         }
         let secret = Secret::new(token);
         match client
@@ -251,15 +257,8 @@ impl TokenCache {
                 let Some(login) = login else {
                     return TokenCheck::Unavailable("Gitea answered /user without a login".into());
                 };
-                let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-                if entries.len() >= TOKEN_CACHE_MAX {
-                    let ttl = self.ttl;
-                    entries.retain(|_, (_, at)| now.duration_since(*at) < ttl);
-                    if entries.len() >= TOKEN_CACHE_MAX {
-                        entries.clear();
-                    }
-                }
-                entries.insert(key, (login.clone(), now));
+                store.cache(STORE_USE, &key, &login, self.ttl).await;
+                self.remember(key, &login, now);
                 TokenCheck::User(login)
             }
             Err(crate::gitea::Error::Status {
@@ -269,6 +268,23 @@ impl TokenCache {
         }
     }
 }
+
+impl TokenCache {
+    fn remember(&self, key: String, login: &str, now: Instant) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= TOKEN_CACHE_MAX {
+            let ttl = self.ttl;
+            entries.retain(|_, (_, at)| now.duration_since(*at) < ttl);
+            if entries.len() >= TOKEN_CACHE_MAX {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (login.to_string(), now));
+    }
+}
+
+/// The shared store's name for verified tokens.
+const STORE_USE: &str = "token";
 
 #[cfg(test)]
 mod tests {

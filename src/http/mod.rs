@@ -13,9 +13,7 @@
 pub mod auth;
 
 use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -25,8 +23,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 use tokio::sync::Mutex as AsyncMutex;
@@ -35,6 +31,7 @@ use crate::config::Secret;
 use crate::exec::{Caller, Credential};
 use crate::mcp::http::HttpOptions;
 use crate::mcp::{CallOrigin, Server};
+use crate::store::Limit;
 pub use auth::{ApiKeys, AuthMode};
 use auth::{Presented, TokenCache, TokenCheck};
 
@@ -114,18 +111,14 @@ pub struct Error(pub String);
 struct Gateway {
     server: Server,
     cfg: GatewayConfig,
-    per_ip: DefaultKeyedRateLimiter<IpAddr>,
-    per_credential: DefaultKeyedRateLimiter<String>,
-    auth_failures: DefaultKeyedRateLimiter<IpAddr>,
+    per_ip: Limit,
+    per_credential: Limit,
+    auth_failures: Limit,
     /// Which credential opened each MCP session.
     session_owners: std::sync::Mutex<std::collections::HashMap<String, String>>,
-    /// Addresses that failed authentication too often, and until when they are refused
-    /// outright (before any credential is checked, so guessing is not slowed down only).
-    blocked: std::sync::Mutex<std::collections::HashMap<IpAddr, Instant>>,
     tokens: TokenCache,
     health: AsyncMutex<Option<(Instant, u16, Value)>>,
     sessions: Option<Arc<LocalSessionManager>>,
-    requests: AtomicU64,
 }
 
 impl Gateway {
@@ -178,27 +171,6 @@ impl Gateway {
             .unwrap_or_else(|e| e.into_inner())
             .remove(sid);
     }
-
-    /// Refuses `ip` outright for `wait`.
-    fn block(&self, ip: IpAddr, wait: Duration) {
-        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        blocked.retain(|_, until| *until > now);
-        blocked.insert(ip, now + wait.max(Duration::from_secs(1)));
-    }
-
-    /// How long `ip` is still refused, if it is.
-    fn blocked_for(&self, ip: IpAddr) -> Option<Duration> {
-        let blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-        blocked
-            .get(&ip)
-            .and_then(|until| until.checked_duration_since(Instant::now()))
-    }
-}
-
-fn quota(per_minute: u32) -> Quota {
-    let n = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
-    Quota::per_minute(n).allow_burst(n)
 }
 
 /// Builds the gateway router around `server`.
@@ -219,15 +191,13 @@ pub fn router(server: Server, cfg: GatewayConfig) -> Result<Router, Error> {
     }
     let (mcp, sessions) = crate::mcp::http::router(server.clone(), &cfg.http);
     let gateway = Arc::new(Gateway {
-        per_ip: RateLimiter::keyed(quota(cfg.rate_per_ip)),
-        per_credential: RateLimiter::keyed(quota(cfg.rate_per_credential)),
-        auth_failures: RateLimiter::keyed(quota(cfg.auth_failures_per_minute)),
-        blocked: std::sync::Mutex::new(std::collections::HashMap::new()),
+        per_ip: Limit::per_minute("ip", cfg.rate_per_ip),
+        per_credential: Limit::per_minute("credential", cfg.rate_per_credential),
+        auth_failures: Limit::per_minute("auth_failures", cfg.auth_failures_per_minute),
         session_owners: std::sync::Mutex::new(std::collections::HashMap::new()),
         tokens: TokenCache::new(Duration::from_secs(60)),
         health: AsyncMutex::new(None),
         sessions,
-        requests: AtomicU64::new(0),
         server,
         cfg,
     });
@@ -515,17 +485,10 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         return Err(error(StatusCode::FORBIDDEN, "this Origin is not allowed"));
     }
     let ip = facts.ip;
-    if g.requests.fetch_add(1, Ordering::Relaxed) % 1024 == 0 {
-        g.per_ip.retain_recent();
-        g.per_credential.retain_recent();
-        g.auth_failures.retain_recent();
-    }
-    if let Err(not_until) = g.per_ip.check_key(&ip) {
+    let store = &g.server.app().exec.store;
+    if let Err(wait) = store.check(&g.per_ip, &ip.to_string()).await {
         g.server.app().metrics.rate_limited("ip");
-        return Err(too_many(
-            not_until.wait_time_from(DefaultClock::default().now()),
-            "per address",
-        ));
+        return Err(too_many(wait, "per address"));
     }
     let needs_auth = match route {
         Route::Root | Route::Health | Route::OpenApi => false,
@@ -543,7 +506,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         check_sessions(g, facts.opens_session, who).await?;
         return Ok(Caller::new(who, Credential::Server));
     }
-    if let Some(wait) = g.blocked_for(ip) {
+    if let Some(wait) = store.blocked_for(&ip.to_string()).await {
         g.server.app().metrics.rate_limited("auth_failures");
         return Err(too_many(wait, "failed authentications"));
     }
@@ -557,7 +520,7 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
                 Caller::new(label, Credential::Server).with_presented(Secret::new(v.clone()))
             }),
         (Presented::Value(v), AuthMode::GiteaToken) => {
-            match g.tokens.verify(&g.server.app().exec.client, v).await {
+            match g.tokens.verify(&g.server.app().exec.client, store, v).await {
                 TokenCheck::User(login) => {
                     Some(Caller::new(login, Credential::Own(Secret::new(v.clone()))))
                 }
@@ -574,20 +537,17 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         _ => None,
     };
     let Some(caller) = identity else {
-        if let Err(not_until) = g.auth_failures.check_key(&ip) {
+        if let Err(wait) = store.check(&g.auth_failures, &ip.to_string()).await {
             g.server.app().metrics.rate_limited("auth_failures");
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            g.block(ip, wait);
+            let wait = wait.max(Duration::from_secs(1));
+            store.block(&ip.to_string(), wait).await;
             return Err(too_many(wait, "failed authentications"));
         }
         return Err(unauthorized(g.cfg.auth_mode));
     };
-    if let Err(not_until) = g.per_credential.check_key(&caller.principal().to_string()) {
+    if let Err(wait) = store.check(&g.per_credential, caller.principal()).await {
         g.server.app().metrics.rate_limited("credential");
-        return Err(too_many(
-            not_until.wait_time_from(DefaultClock::default().now()),
-            "per credential",
-        ));
+        return Err(too_many(wait, "per credential"));
     }
     check_sessions(g, facts.opens_session, caller.principal()).await?;
     Ok(caller)
@@ -748,6 +708,18 @@ async fn health(State(g): State<Arc<Gateway>>) -> Response {
             (status, body)
         }
     };
+    drop(cached);
+    // The store is asked every time (one PING): a replica whose confirmations are refused must
+    // say so at once. It does not turn the answer into a 503: reads are still served, so a load
+    // balancer checking `/health` keeps the replica.
+    let store = g.server.app().exec.store.health().await;
+    let mut body = body;
+    body["store"] =
+        json!({"kind": store.kind.as_str(), "state": if store.ok { "ok" } else { "unavailable" }});
+    if !store.ok {
+        body["status"] = json!("degraded");
+        body["confirmations"] = json!("refused until the store is back");
+    }
     (
         StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
         Json(body),

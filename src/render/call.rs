@@ -436,6 +436,15 @@ fn refused(refusal: &Refusal) -> (String, Value, bool) {
             ),
             confirmation_fields(target, offer, preview),
         ),
+        Refusal::ConfirmationUnavailable {
+            target,
+            error: e @ crate::exec::confirm::Unavailable::Store(_),
+        } => error(
+            format!(
+                "{e}. A confirmed call is refused while its one-use confirmation cannot be recorded, so nothing was sent; the token was not used: repeat the same call with it once the store is back (within its validity)"
+            ),
+            json!({"action": target, "code": "confirmation_store_unavailable"}),
+        ),
         Refusal::ConfirmationUnavailable { target, error: e } => error(
             format!("{e}; destructive calls are refused until it works again"),
             json!({"action": target, "code": "confirmation_unavailable"}),

@@ -1487,8 +1487,9 @@ async fn the_session_cap_refuses_new_sessions() {
 
 // ---- the audit log ----------------------------------------------------------------------------
 
-const AUDIT_FIELDS: [&str; 13] = [
+const AUDIT_FIELDS: [&str; 14] = [
     "ts",
+    "replica",
     "actor",
     "transport",
     "tool",
@@ -1731,9 +1732,9 @@ async fn every_tool_call_leaves_one_chained_audit_record() {
 
 /// What a finished process wrote.
 #[derive(Debug, Default)]
-struct Output {
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// The binary, with stdout and stderr collected and stderr lines streamed.
@@ -1842,7 +1843,7 @@ impl Proc {
     }
 
     /// Ends this process (our own child, by its handle) and returns what it wrote.
-    fn stop(&mut self) -> Output {
+    pub(crate) fn stop(&mut self) -> Output {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.join_readers();

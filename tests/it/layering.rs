@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The library's top-level modules, lowest first.
-const LAYERS: [&str; 18] = [
-    "digest", "spec", "catalog", "policy", "config", "search", "state", "metrics", "outbound",
-    "gitea", "exec", "audit", "render", "tools", "app", "doctor", "mcp", "http",
+const LAYERS: [&str; 19] = [
+    "digest", "spec", "catalog", "policy", "config", "search", "state", "store", "metrics",
+    "outbound", "gitea", "exec", "audit", "render", "tools", "app", "doctor", "mcp", "http",
 ];
 
 /// Crates that speak MCP or HTTP-server: only these modules may use them.

@@ -23,6 +23,7 @@ mod layering;
 mod mcp_http;
 mod mcp_stdio;
 mod prism_contract;
+mod scale_out;
 mod scopes;
 mod search_documents;
 mod search_queries;

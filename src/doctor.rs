@@ -167,7 +167,46 @@ pub async fn run(config: &Config) -> Report {
     if let Some(state) = &state {
         report.checks.push(policy(state, config));
     }
+    if let Some(check) = shared_store(config).await {
+        report.checks.push(check);
+    }
     report
+}
+
+/// With `REDIS_URL`: whether the shared store answers, and whether replicas can redeem each
+/// other's confirmations (`CONFIRM_KEY_FILE`).
+async fn shared_store(config: &Config) -> Option<Check> {
+    let url = config.redis_url.as_ref()?;
+    let store = match crate::store::Store::redis(url, &config.redis_prefix) {
+        Ok(s) => s,
+        Err(e) => {
+            return Some(Check::fail("shared store", e.to_string(), "fix REDIS_URL"));
+        }
+    };
+    let health = store.health().await;
+    let at = health.at.unwrap_or_default();
+    Some(match (health.ok, &config.confirm_key_file) {
+        (false, _) => Check::fail(
+            "shared store",
+            format!(
+                "Redis at {at} does not answer: {}",
+                health.error.unwrap_or_default()
+            ),
+            "start Redis, or check REDIS_URL's host, port, password and rediss:// for TLS; while it is down, confirmed calls are refused",
+        ),
+        (true, None) => Check::warn(
+            "shared store",
+            format!("Redis at {at} answers; no CONFIRM_KEY_FILE"),
+            "give every replica the same CONFIRM_KEY_FILE, or a token issued by one cannot be redeemed at another",
+        ),
+        (true, Some(file)) => Check::ok(
+            "shared store",
+            format!(
+                "Redis at {at} answers; confirmations signed with {}",
+                file.display()
+            ),
+        ),
+    })
 }
 
 /// The cheap checks `serve` runs at start-up: the instance answers, and the server's token (when

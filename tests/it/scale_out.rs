@@ -675,6 +675,22 @@ async fn two_replicas_behind_haproxy_share_confirmations_limits_and_memory_throu
         "the Redis URL's password was logged"
     );
     assert!(!logs.contains(SERVER_TOKEN));
+    // doctor sees the live store (run off the runtime: the fake Gitea answers on it).
+    let (gitea, redis_url, key_path) = (fake.url(), redis.url(), key_file.clone());
+    let doctor = tokio::task::spawn_blocking(move || {
+        crate::common::bin_with_empty_env()
+            .args(["doctor", "--spec", crate::common::FIXTURE])
+            .env("GITEA_URL", gitea)
+            .env("GITEA_TOKEN", SERVER_TOKEN)
+            .env("REDIS_URL", redis_url)
+            .env("CONFIRM_KEY_FILE", key_path)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let printed = crate::common::stdout(&doctor);
+    assert!(printed.lines().any(|l| l.contains("shared store") && l.contains("answers; confirmations signed with")), "{printed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -879,4 +895,36 @@ async fn a_replica_starts_while_redis_is_down_serves_reads_and_refuses_confirmed
         "one warning names the store: {log}"
     );
     assert!(!log.contains(REDIS_PASSWORD), "the password was logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_reports_a_shared_store_that_does_not_answer() {
+    let fake = fake().await;
+    let url = fake.url();
+    let port = free_port();
+    let out = tokio::task::spawn_blocking(move || {
+        crate::common::bin_with_empty_env()
+            .args(["doctor", "--spec", crate::common::FIXTURE])
+            .env("GITEA_URL", url)
+            .env("GITEA_TOKEN", SERVER_TOKEN)
+            .env(
+                "REDIS_URL",
+                format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{port}/0"),
+            )
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let printed = crate::common::stdout(&out) + &crate::common::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{printed}");
+    let line = printed
+        .lines()
+        .find(|l| l.contains("shared store"))
+        .unwrap_or_else(|| panic!("no shared-store check: {printed}"));
+    assert!(
+        line.contains(&format!("127.0.0.1:{port}")) && line.contains("does not answer"),
+        "{line}"
+    );
+    assert!(!printed.contains(REDIS_PASSWORD), "{printed}");
 }

@@ -257,6 +257,10 @@ pub struct GlobalArgs {
     #[arg(long = "redis-url", env = "REDIS_URL", global = true, value_name = "URL", hide_env_values = true, value_parser = Parsed(redis_url))]
     pub redis_url: Option<Secret>,
 
+    /// CA certificates (PEM) that sign the Redis server's certificate, for rediss:// with a private CA; unset = the system's roots
+    #[arg(long = "redis-ca-file", env = "REDIS_CA_FILE", global = true, value_name = "PATH", value_parser = Parsed(readable_file))]
+    pub redis_ca_file: Option<PathBuf>,
+
     /// Prefix of every Redis key (several deployments can share one Redis)
     #[arg(long = "redis-prefix", env = "REDIS_PREFIX", global = true, value_name = "PREFIX", default_value = "aegis", value_parser = Parsed(redis_prefix))]
     pub redis_prefix: String,
@@ -362,6 +366,7 @@ impl Default for GlobalArgs {
             audit_log: None,
             replica_id: None,
             redis_url: None,
+            redis_ca_file: None,
             redis_prefix: "aegis".to_string(),
             confirm_key_file: None,
         }
@@ -587,6 +592,8 @@ pub struct Config {
     pub replica_id: String,
     /// The shared store, if any.
     pub redis_url: Option<Secret>,
+    /// CA certificates for the shared store's TLS, if not the system's.
+    pub redis_ca_file: Option<PathBuf>,
     /// Prefix of the shared store's keys.
     pub redis_prefix: String,
     /// The shared confirmation keys, if any.
@@ -643,6 +650,7 @@ impl Config {
             confirm_via: args.confirm_via,
             replica_id: args.replica_id.clone().unwrap_or_else(host_name),
             redis_url: args.redis_url.clone(),
+            redis_ca_file: args.redis_ca_file.clone(),
             redis_prefix: args.redis_prefix.clone(),
             confirm_key_file: args
                 .confirm_key_file

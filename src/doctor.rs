@@ -176,8 +176,8 @@ pub async fn run(config: &Config) -> Report {
 /// With `REDIS_URL`: whether the shared store answers, and whether replicas can redeem each
 /// other's confirmations (`CONFIRM_KEY_FILE`).
 async fn shared_store(config: &Config) -> Option<Check> {
-    let url = config.redis_url.as_ref()?;
-    let store = match crate::store::Store::redis(url, &config.redis_prefix) {
+    config.redis_url.as_ref()?;
+    let store = match crate::store::Store::from_config(config) {
         Ok(s) => s,
         Err(e) => {
             return Some(Check::fail("shared store", e.to_string(), "fix REDIS_URL"));

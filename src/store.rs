@@ -71,6 +71,14 @@ pub enum Error {
     /// password).
     #[error("REDIS_URL (--redis-url): {0}")]
     BadUrl(String),
+    /// `REDIS_CA_FILE` cannot be read.
+    #[error("REDIS_CA_FILE (--redis-ca-file) {path}: {why}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
     /// Redis did not answer, or answered with an error.
     #[error("the shared store (Redis at {at}) is unavailable: {why}")]
     Unavailable {
@@ -206,7 +214,37 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
+/// Reads `REDIS_CA_FILE`.
+pub fn read_ca_file(path: &std::path::Path) -> Result<Vec<u8>, Error> {
+    let pem = std::fs::read(path).map_err(|e| Error::CaFile {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    })?;
+    if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+        return Err(Error::CaFile {
+            path: path.display().to_string(),
+            why: "no PEM certificate in it".into(),
+        });
+    }
+    Ok(pem)
+}
+
 impl Store {
+    /// The store `config` asks for: Redis with `REDIS_URL`, else memory.
+    pub fn from_config(config: &crate::config::Config) -> Result<Store, Error> {
+        match &config.redis_url {
+            None => Ok(Store::memory()),
+            Some(url) => {
+                let ca = config
+                    .redis_ca_file
+                    .as_deref()
+                    .map(read_ca_file)
+                    .transpose()?;
+                Store::redis(url, &config.redis_prefix, ca)
+            }
+        }
+    }
+
     /// State in this process only.
     pub fn memory() -> Store {
         Store {
@@ -220,11 +258,22 @@ impl Store {
     }
 
     /// State in the Redis at `url` (`redis://`, `rediss://` for TLS, `valkey://`, `valkeys://`,
-    /// with user and password in the URL), keys under `prefix`. Nothing is connected until the
-    /// first use, so a replica starts while Redis is down and works once it is back.
-    pub fn redis(url: &Secret, prefix: &str) -> Result<Store, Error> {
+    /// with user and password in the URL), keys under `prefix`; TLS trusts the system's roots,
+    /// or only the PEM certificates `ca` when given. Nothing is connected until the first use,
+    /// so a replica starts while Redis is down and works once it is back.
+    pub fn redis(url: &Secret, prefix: &str, ca: Option<Vec<u8>>) -> Result<Store, Error> {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = redis::Client::open(url.expose()).map_err(|e| {
+        let client = match ca {
+            None => redis::Client::open(url.expose()),
+            Some(pem) => redis::Client::build_with_tls(
+                url.expose(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                },
+            ),
+        };
+        let client = client.map_err(|e| {
             // redis's parse errors do not repeat the URL, but say only what kind of error it is
             // to be sure.
             Error::BadUrl(format!(
@@ -585,13 +634,14 @@ mod tests {
             "http://user:hunter2-secret@example.com",
             "not a url hunter2-secret",
         ] {
-            let e = Store::redis(&Secret::new(url), "aegis").unwrap_err();
+            let e = Store::redis(&Secret::new(url), "aegis", None).unwrap_err();
             assert!(matches!(e, Error::BadUrl(_)), "{e}");
             assert!(!e.to_string().contains("hunter2"), "{e}");
         }
         let s = Store::redis(
             &Secret::new("redis://:hunter2-secret@127.0.0.1:6390/2"),
             "aegis",
+            None,
         )
         .unwrap();
         assert_eq!(s.kind(), Kind::Redis);
@@ -613,6 +663,7 @@ mod tests {
         let s = Store::redis(
             &Secret::new(format!("redis://:pw-secret@127.0.0.1:{port}")),
             "t",
+            None,
         )
         .unwrap();
         let e = s

@@ -832,6 +832,7 @@ mod tests {
             Store::redis(
                 &crate::config::Secret::new(format!("redis://127.0.0.1:{port}")),
                 "t",
+                None,
             )
             .unwrap(),
         );

@@ -202,10 +202,7 @@ impl Context {
     /// Builds the executor; the client records upstream latency in `metrics`.
     pub fn new(config: &Config, exec: ExecConfig, metrics: Arc<Metrics>) -> Result<Context, Error> {
         let client = GiteaClient::new(&ClientConfig::from_config(config), metrics)?;
-        let store = Arc::new(match &config.redis_url {
-            Some(url) => Store::redis(url, &config.redis_prefix)?,
-            None => Store::memory(),
-        });
+        let store = Arc::new(Store::from_config(config)?);
         let confirmations = Arc::new(match &config.confirm_key_file {
             Some(path) => Confirmations::from_key_file(exec.confirm_ttl, path, store.clone())?,
             None => {

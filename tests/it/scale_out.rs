@@ -256,14 +256,16 @@ async fn replica(
     redis: Option<&Redis>,
     key_file: Option<&Path>,
 ) -> Replica {
-    replica_in(fake, dir, id, redis, key_file, true).await
+    let env: Vec<(&str, String)> = redis.map(|r| ("REDIS_URL", r.url())).into_iter().collect();
+    replica_in(fake, dir, id, &env, key_file, true).await
 }
 
+/// A replica with `extra` settings (e.g. `REDIS_URL`).
 async fn replica_in(
     fake: &FakeGitea,
     dir: &Path,
     id: &str,
-    redis: Option<&Redis>,
+    extra: &[(&str, String)],
     key_file: Option<&Path>,
     stateless: bool,
 ) -> Replica {
@@ -291,9 +293,7 @@ async fn replica_in(
         ("AUTH_FAILURES_PER_MINUTE", AUTH_FAILURES.to_string()),
         ("LOG_LEVEL", "info".into()),
     ];
-    if let Some(r) = redis {
-        env.push(("REDIS_URL", r.url()));
-    }
+    env.extend(extra.iter().cloned());
     if let Some(f) = key_file {
         env.push(("CONFIRM_KEY_FILE", f.display().to_string()));
     }
@@ -764,8 +764,8 @@ async fn session_post(base: &str, sid: Option<&str>, msg: Value) -> (u16, Option
 async fn sessions_stick_to_their_replica_through_haproxy() {
     let fake = fake().await;
     let dir = tempfile::tempdir().unwrap();
-    let a = replica_in(&fake, dir.path(), "a", None, None, false).await;
-    let b = replica_in(&fake, dir.path(), "b", None, None, false).await;
+    let a = replica_in(&fake, dir.path(), "a", &[], None, false).await;
+    let b = replica_in(&fake, dir.path(), "b", &[], None, false).await;
     let lb = Haproxy::start_sticky(dir.path(), &[("a", a.port), ("b", b.port)]).await;
     let through = lb.url();
 
@@ -927,4 +927,210 @@ async fn doctor_reports_a_shared_store_that_does_not_answer() {
         "{line}"
     );
     assert!(!printed.contains(REDIS_PASSWORD), "{printed}");
+}
+
+/// A private CA and a certificate for 127.0.0.1 signed by it, made by openssl in `dir`.
+fn private_ca(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=aegis test CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+    ]);
+    (
+        dir.join("ca.crt"),
+        dir.join("server.crt"),
+        dir.join("server.key"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (a Debian package) and openssl; .ci/run installs them and runs it with --ignored"]
+async fn redis_over_tls_with_a_private_ca_and_a_password() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key_pem) = private_ca(dir.path());
+    let port = free_port();
+    let mut redis = External::spawn(
+        Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", "0", "--tls-port"])
+            .arg(port.to_string())
+            .arg("--tls-cert-file")
+            .arg(&cert)
+            .arg("--tls-key-file")
+            .arg(&key_pem)
+            .arg("--tls-ca-cert-file")
+            .arg(&ca)
+            .args(["--tls-auth-clients", "no", "--requirepass", REDIS_PASSWORD])
+            .args(["--save", "", "--appendonly", "no"]),
+    );
+    redis.wait_for("Ready to accept connections").await;
+    let url = format!("rediss://:{REDIS_PASSWORD}@127.0.0.1:{port}/0");
+    let key_file = dir.path().join("confirm.key");
+    std::fs::write(&key_file, CONFIRM_SECRET).unwrap();
+
+    // Trusting the private CA: the store answers, and a confirmation is recorded there once.
+    let trusted = [
+        ("REDIS_URL", url.clone()),
+        ("REDIS_CA_FILE", ca.display().to_string()),
+    ];
+    let mut one = replica_in(&fake, dir.path(), "tls", &trusted, Some(&key_file), true).await;
+    let (status, h) = health(&one.base).await;
+    assert_eq!(status, 200, "{h}");
+    assert_eq!(h["store"], json!({"kind": "redis", "state": "ok"}), "{h}");
+    let token = confirmation_at(&one.base, key("confirm"), "victim").await;
+    let (s, v) = redeem(&one.base, key("confirm"), 2, "victim", &token).await;
+    assert_eq!(result(s, &v)["isError"], false, "{v}");
+    let (s, v) = redeem(&one.base, key("confirm"), 3, "victim", &token).await;
+    assert!(text(result(s, &v)).contains("already used"), "{v}");
+
+    // Without the CA the server's certificate is not trusted: the store is unavailable, and
+    // confirmed calls fail closed.
+    let untrusted = [("REDIS_URL", url.clone())];
+    let mut other = replica_in(
+        &fake,
+        dir.path(),
+        "no-ca",
+        &untrusted,
+        Some(&key_file),
+        true,
+    )
+    .await;
+    let (_, h) = health(&other.base).await;
+    assert_eq!(h["store"]["state"], "unavailable", "{h}");
+    let token = confirmation_at(&other.base, key("outage"), "victim2").await;
+    let (s, v) = redeem(&other.base, key("outage"), 4, "victim2", &token).await;
+    assert_eq!(
+        result(s, &v)["structuredContent"]["code"],
+        "confirmation_store_unavailable",
+        "{v}"
+    );
+    assert!(fake.repo_exists("svc", "victim2"));
+    for p in [&mut one.process, &mut other.process] {
+        let out = p.stop();
+        assert!(!format!("{}{}", out.stdout, out.stderr).contains(REDIS_PASSWORD));
+    }
+}
+
+#[test]
+fn audit_verify_checks_each_replicas_file_and_reports_per_replica() {
+    use aegis_gitea_mcp::audit::{AuditLog, Entry, Facts};
+    let dir = tempfile::tempdir().unwrap();
+    let facts = Facts::default();
+    let entry = Entry {
+        actor: "ci-bot",
+        transport: "http",
+        tool: "gitea_find_action",
+        args_digest: "abc",
+        facts: &facts,
+        duration_ms: 1,
+    };
+    let write = |file: &str, replica: &str, n: usize| {
+        let path = dir.path().join(file);
+        let log = AuditLog::open(path.to_str().unwrap(), replica).unwrap();
+        for _ in 0..n {
+            log.record(&entry);
+        }
+        path
+    };
+    let a = write("audit-a.log", "gw-a", 3);
+    let b = write("audit-b.log", "gw-b", 2);
+    let verify = |files: &[&Path]| {
+        let out = crate::common::bin_with_empty_env()
+            .args(["audit", "verify"])
+            .args(files)
+            .output()
+            .unwrap();
+        (out.status.code(), crate::common::stdout(&out))
+    };
+    let (code, out) = verify(&[&a, &b]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("audit-a.log: 3 records, chain intact (replica gw-a: 3 records)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("audit-b.log: 2 records, chain intact (replica gw-b: 2 records)"),
+        "{out}"
+    );
+
+    // A second writer in one file breaks the chain, and is named.
+    let shared = write("audit-shared.log", "gw-a", 1);
+    {
+        // Two processes appending to one file each continue their own chain.
+        let first = AuditLog::open(shared.to_str().unwrap(), "gw-a").unwrap();
+        let second = AuditLog::open(shared.to_str().unwrap(), "gw-b").unwrap();
+        first.record(&entry);
+        second.record(&entry);
+    }
+    let (code, out) = verify(&[&a, &shared]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("audit-a.log: 3 records, chain intact"),
+        "{out}"
+    );
+    assert!(
+        out.contains("audit-shared.log: record at line 3 is broken"),
+        "{out}"
+    );
+    // The same replica id in two files is pointed out.
+    let (_, out) = verify(&[&a, &shared]);
+    assert!(out.contains("replica gw-a appears in 2 files"), "{out}");
+    let (code, out) = verify(&[&a, &dir.path().join("missing.log")]);
+    assert_eq!(code, Some(1), "{out}");
 }

@@ -35,10 +35,16 @@ const MAX_LOCAL_CLAIMS: usize = 100_000;
 /// Most addresses blocked in memory at once.
 const MAX_LOCAL_BLOCKS: usize = 100_000;
 
-/// GCRA over one key: `KEYS[1]` the bucket, `ARGV[1]` the emission interval and `ARGV[2]` the
-/// burst tolerance (milliseconds). Returns 0 when the request is allowed, else how many
-/// milliseconds to wait. Redis's clock is the only clock, so replicas' clocks do not matter.
-const GCRA: &str = r"
+/// GCRA over one key behind a block: `KEYS[1]` the bucket, `ARGV[1]` the emission interval and
+/// `ARGV[2]` the burst tolerance (milliseconds). Returns 0 when the request is allowed, else how
+/// many milliseconds to wait; when `ARGV[3]` is 1 and the block key `KEYS[2]` exists, minus its
+/// remaining milliseconds, without counting the request. Redis's clock is the only clock, so
+/// replicas' clocks do not matter.
+const ADMIT: &str = r"
+if ARGV[3] == '1' then
+  local blocked = redis.call('PTTL', KEYS[2])
+  if blocked > 0 then return -blocked end
+end
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -121,11 +127,20 @@ pub struct Health {
     pub error: Option<String>,
 }
 
+/// Why [`Store::admit`] refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Over the limit; retry after this long.
+    Limited(Duration),
+    /// The address is blocked (too many failed authentications) for this long.
+    Blocked(Duration),
+}
+
 struct Redis {
     client: redis::Client,
     manager: tokio::sync::OnceCell<redis::aio::ConnectionManager>,
     at: String,
-    gcra: redis::Script,
+    admit: redis::Script,
     sadd: redis::Script,
 }
 
@@ -157,6 +172,12 @@ impl Limit {
             local: RateLimiter::keyed(Quota::per_minute(n).allow_burst(n)),
             checks: AtomicU64::new(0),
         }
+    }
+
+    /// The emission interval and burst tolerance (milliseconds) of the shared GCRA.
+    fn gcra(&self) -> (u64, u64) {
+        let interval = (60_000 / u64::from(self.per_minute)).max(1);
+        (interval, interval * u64::from(self.per_minute - 1))
     }
 
     fn check_local(&self, key: &str) -> Result<(), Duration> {
@@ -287,7 +308,7 @@ impl Store {
                 client,
                 manager: tokio::sync::OnceCell::new(),
                 at,
-                gcra: redis::Script::new(GCRA),
+                admit: redis::Script::new(ADMIT),
                 sadd: redis::Script::new(BOUNDED_SADD),
             }),
             prefix: if prefix.is_empty() {
@@ -421,28 +442,9 @@ impl Store {
     /// Counts one request under `limit` for `key`: `Err(wait)` when over the limit. With Redis
     /// the count is shared by every replica; during an outage each replica counts alone.
     pub async fn check(&self, limit: &Limit, key: &str) -> Result<(), Duration> {
-        let Some(redis) = &self.redis else {
-            return limit.check_local(key);
-        };
-        let interval = (60_000 / u64::from(limit.per_minute)).max(1);
-        let tolerance = interval * u64::from(limit.per_minute - 1);
-        let bucket = self.key(&format!("rate:{}", limit.class), &hashed(key));
-        let shared = self
-            .run(redis, |mut c| async move {
-                let wait: i64 = redis
-                    .gcra
-                    .key(&bucket)
-                    .arg(interval)
-                    .arg(tolerance)
-                    .invoke_async(&mut c)
-                    .await?;
-                Ok(wait)
-            })
-            .await;
-        match shared {
-            Ok(0) => Ok(()),
-            Ok(wait) => Err(Duration::from_millis(wait.max(1) as u64)),
-            Err(_) => limit.check_local(key),
+        match self.admit(limit, key, false).await {
+            Ok(()) => Ok(()),
+            Err(Refused::Limited(wait) | Refused::Blocked(wait)) => Err(wait),
         }
     }
 
@@ -462,23 +464,43 @@ impl Store {
         }
     }
 
-    /// How long `key` is still refused, if it is (by this replica or, with Redis, any).
-    pub async fn blocked_for(&self, key: &str) -> Option<Duration> {
-        let local = lock(&self.blocks)
-            .get(key)
-            .and_then(|until| until.checked_duration_since(Instant::now()));
-        if local.is_some() {
-            return local;
+    /// Counts a request under `limit` for `key` (an address), and — with `check_block` — first
+    /// refuses it while the address is blocked ([`Store::block`], by any replica): one round trip.
+    pub async fn admit(&self, limit: &Limit, key: &str, check_block: bool) -> Result<(), Refused> {
+        if check_block {
+            let local = lock(&self.blocks)
+                .get(key)
+                .and_then(|until| until.checked_duration_since(Instant::now()));
+            if let Some(wait) = local {
+                return Err(Refused::Blocked(wait));
+            }
         }
-        let redis = self.redis.as_ref()?;
-        let k = self.key("block", &hashed(key));
-        let ms: i64 = self
+        let Some(redis) = &self.redis else {
+            return limit.check_local(key).map_err(Refused::Limited);
+        };
+        let (interval, tolerance) = limit.gcra();
+        let bucket = self.key(&format!("rate:{}", limit.class), &hashed(key));
+        let block = self.key("block", &hashed(key));
+        let flag = if check_block { "1" } else { "0" };
+        let shared = self
             .run(redis, |mut c| async move {
-                redis::cmd("PTTL").arg(&k).query_async(&mut c).await
+                redis
+                    .admit
+                    .key(&bucket)
+                    .key(&block)
+                    .arg(interval)
+                    .arg(tolerance)
+                    .arg(flag)
+                    .invoke_async::<i64>(&mut c)
+                    .await
             })
-            .await
-            .ok()?;
-        (ms > 0).then(|| Duration::from_millis(ms as u64))
+            .await;
+        match shared {
+            Ok(0) => Ok(()),
+            Ok(n) if n < 0 => Err(Refused::Blocked(Duration::from_millis(n.unsigned_abs()))),
+            Ok(wait) => Err(Refused::Limited(Duration::from_millis(wait as u64))),
+            Err(_) => limit.check_local(key).map_err(Refused::Limited),
+        }
     }
 
     /// A cached value (`None` without Redis, on a miss or during an outage).
@@ -619,13 +641,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn memory_blocks_expire() {
+    async fn memory_blocks_expire_and_are_checked_only_when_asked() {
         let s = Store::memory();
-        assert_eq!(s.blocked_for("1.2.3.4").await, None);
+        let limit = Limit::per_minute("ip", 100);
+        assert_eq!(s.admit(&limit, "1.2.3.4", true).await, Ok(()));
         s.block("1.2.3.4", Duration::from_secs(30)).await;
-        assert!(s.blocked_for("1.2.3.4").await.is_some());
+        assert!(matches!(
+            s.admit(&limit, "1.2.3.4", true).await,
+            Err(Refused::Blocked(_))
+        ));
+        assert_eq!(s.admit(&limit, "1.2.3.4", false).await, Ok(()));
         s.block("5.6.7.8", Duration::ZERO).await;
-        assert_eq!(s.blocked_for("5.6.7.8").await, None);
+        assert_eq!(s.admit(&limit, "5.6.7.8", true).await, Ok(()));
     }
 
     #[test]

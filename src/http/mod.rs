@@ -31,7 +31,7 @@ use crate::config::Secret;
 use crate::exec::{Caller, Credential};
 use crate::mcp::http::HttpOptions;
 use crate::mcp::{CallOrigin, Server};
-use crate::store::Limit;
+use crate::store::{Limit, Refused};
 pub use auth::{ApiKeys, AuthMode};
 use auth::{Presented, TokenCache, TokenCheck};
 
@@ -486,10 +486,6 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
     }
     let ip = facts.ip;
     let store = &g.server.app().exec.store;
-    if let Err(wait) = store.check(&g.per_ip, &ip.to_string()).await {
-        g.server.app().metrics.rate_limited("ip");
-        return Err(too_many(wait, "per address"));
-    }
     let needs_auth = match route {
         Route::Root | Route::Health | Route::OpenApi => false,
         Route::Tools => !g.cfg.public_tool_list,
@@ -497,6 +493,20 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         Route::Metrics => !facts.peer.is_loopback() || ip != facts.peer,
         Route::ToolCall | Route::Mcp | Route::Other => true,
     };
+    // An address that failed authentication too often is refused outright where credentials
+    // are checked (checked in the same round trip as its rate limit).
+    let check_block = needs_auth && g.cfg.auth_mode != AuthMode::None;
+    match store.admit(&g.per_ip, &ip.to_string(), check_block).await {
+        Ok(()) => {}
+        Err(Refused::Limited(wait)) => {
+            g.server.app().metrics.rate_limited("ip");
+            return Err(too_many(wait, "per address"));
+        }
+        Err(Refused::Blocked(wait)) => {
+            g.server.app().metrics.rate_limited("auth_failures");
+            return Err(too_many(wait, "failed authentications"));
+        }
+    }
     if !needs_auth || g.cfg.auth_mode == AuthMode::None {
         let who = if g.cfg.auth_mode == AuthMode::None {
             "anonymous"
@@ -505,10 +515,6 @@ async fn guarded(g: &Gateway, facts: Facts, route: Route) -> Result<Caller, Resp
         };
         check_sessions(g, facts.opens_session, who).await?;
         return Ok(Caller::new(who, Credential::Server));
-    }
-    if let Some(wait) = store.blocked_for(&ip.to_string()).await {
-        g.server.app().metrics.rate_limited("auth_failures");
-        return Err(too_many(wait, "failed authentications"));
     }
     let identity = match (&facts.presented, g.cfg.auth_mode) {
         (Presented::Value(v), AuthMode::ApiKey) => g

@@ -1134,3 +1134,89 @@ fn audit_verify_checks_each_replicas_file_and_reports_per_replica() {
     let (code, out) = verify(&[&a, &dir.path().join("missing.log")]);
     assert_eq!(code, Some(1), "{out}");
 }
+
+/// nginx in front of `backends` with the location block of docs/scaling.md, run in the
+/// foreground from `dir` (its own pid file, logs and temporary paths) as one process, so that
+/// stopping it leaves no worker behind.
+fn nginx(dir: &Path, backends: &[u16]) -> (External, u16) {
+    let port = free_port();
+    let servers: String = backends
+        .iter()
+        .map(|p| format!("        server 127.0.0.1:{p} max_fails=2 fail_timeout=5s;\n"))
+        .collect();
+    let d = dir.display();
+    let config = format!(
+        "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log stderr notice;\nevents {{ worker_connections 256; }}\n\
+         http {{\n    access_log off;\n    client_body_temp_path {d}/body;\n    proxy_temp_path {d}/proxy;\n\
+         fastcgi_temp_path {d}/fastcgi;\n    uwsgi_temp_path {d}/uwsgi;\n    scgi_temp_path {d}/scgi;\n\
+         upstream aegis {{\n{servers}        keepalive 32;\n    }}\n\
+         server {{\n        listen 127.0.0.1:{port};\n        location / {{\n\
+         proxy_pass http://aegis;\n            proxy_http_version 1.1;\n            proxy_set_header Connection \"\";\n\
+         proxy_set_header Host $host;\n            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n\
+         proxy_buffering off;\n            proxy_read_timeout 3600s;\n            proxy_next_upstream error timeout;\n\
+         }}\n    }}\n}}\n"
+    );
+    let file = dir.join("nginx.conf");
+    std::fs::write(&file, config).unwrap();
+    let process = External::spawn(
+        Command::new("nginx")
+            .arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(&file),
+    );
+    (process, port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server and nginx (Debian packages); .ci/run installs them and runs it with --ignored"]
+async fn stateless_round_robin_through_nginx_with_the_documented_settings() {
+    let fake = fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("confirm.key");
+    std::fs::write(&key_file, CONFIRM_SECRET).unwrap();
+    let redis_dir = dir.path().join("redis");
+    std::fs::create_dir(&redis_dir).unwrap();
+    let redis = Redis::start(&redis_dir).await;
+    let mut a = replica(&fake, dir.path(), "a", Some(&redis), Some(&key_file)).await;
+    let b = replica(&fake, dir.path(), "b", Some(&redis), Some(&key_file)).await;
+    let (_nginx, port) = nginx(dir.path(), &[a.port, b.port]);
+    let through = format!("http://127.0.0.1:{port}");
+    // nginx is up once it answers (bounded).
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while http_client(Duration::from_secs(2))
+        .get(format!("{through}/"))
+        .send()
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "nginx did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for i in 0..8u64 {
+        let (s, v) = find(&through, key("calls"), i, "list issues").await;
+        assert_eq!(result(s, &v)["isError"], false, "{v}");
+    }
+    let (na, nb) = (a.audit_records().len(), b.audit_records().len());
+    assert_eq!(na + nb, 8);
+    assert!(na > 0 && nb > 0, "round robin reaches both: {na} / {nb}");
+    // A confirmation issued through nginx is redeemed once through nginx, wherever each lands.
+    let token = confirmation_at(&through, key("confirm"), "victim").await;
+    let (s, v) = redeem(&through, key("confirm"), 2, "victim", &token).await;
+    assert_eq!(result(s, &v)["isError"], false, "{v}");
+    let (s, v) = redeem(&through, key("confirm"), 3, "victim", &token).await;
+    assert!(text(result(s, &v)).contains("already used"), "{v}");
+    // One replica dies: nginx skips it after the failed connection and calls keep succeeding.
+    a.process.stop();
+    for i in 0..6u64 {
+        let (s, v) = find(&through, key("failover"), 10 + i, "merge a pull request").await;
+        assert_eq!(
+            result(s, &v)["isError"],
+            false,
+            "call {i} after A died: {v}"
+        );
+    }
+}

@@ -294,7 +294,7 @@ RESULTS=$WORK/results.txt
 cat <<EOF
 
 finished:        $(date -u +%Y-%m-%dT%H:%M:%SZ)
-machine:         $(nproc) cores, $(uname -srm); $(redis-server --version | cut -d' ' -f1-3), $(haproxy -v | head -1 | cut -d' ' -f1-3)
+machine:         $(nproc) cores, $(uname -srm); $(redis-server --version | cut -d' ' -f1-3), $(haproxy -v | sed -n 1p | cut -d' ' -f1-3)
 generator:       $GEN, $DURATION per line, on the same machine as every server
 EOF
 cat "$RESULTS"

@@ -575,6 +575,11 @@ impl Store {
         .unwrap_or_default()
     }
 
+    /// Whether the store's last operation succeeded (no round trip; memory always does).
+    pub fn answering(&self) -> bool {
+        !self.outage.load(Ordering::Relaxed)
+    }
+
     /// Whether the store answers now (a `PING` for Redis).
     pub async fn health(&self) -> Health {
         let Some(redis) = &self.redis else {

@@ -794,7 +794,14 @@ async fn tool_call(State(g): State<Arc<Gateway>>, req: Request) -> Response {
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
-    let mut r = Response::new(Body::from(g.server.app().metrics.render()));
+    let store = &g.server.app().exec.store;
+    let mut text = g.server.app().metrics.render();
+    text.push_str(&format!(
+        "# HELP aegis_store_up Whether the shared store answered its last operation (memory: always).\n# TYPE aegis_store_up gauge\naegis_store_up{{kind=\"{}\"}} {}\n",
+        store.kind().as_str(),
+        u8::from(store.answering())
+    ));
+    let mut r = Response::new(Body::from(text));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),

@@ -479,6 +479,18 @@ async fn health(base: &str) -> (u16, Value) {
     (status, r.json().await.expect("JSON"))
 }
 
+/// `GET /metrics` at `base` (from loopback: no credentials needed).
+async fn metrics_text(base: &str) -> String {
+    http_client(Duration::from_secs(10))
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("an answer")
+        .text()
+        .await
+        .expect("a body")
+}
+
 /// Polls `/health` at `base` (bounded) until its store is in `state`.
 async fn wait_for_store(base: &str, state: &str) -> Value {
     let deadline = tokio::time::Instant::now() + DEADLINE;
@@ -611,6 +623,8 @@ async fn two_replicas_behind_haproxy_share_confirmations_limits_and_memory_throu
         Some("UP"),
         "the balancer keeps it"
     );
+    let m = metrics_text(&a.base).await;
+    assert!(m.contains("aegis_store_up{kind=\"redis\"} 0"), "{m}");
 
     // Redis is back: the same replicas recover, and the token that was refused is redeemed.
     redis.restart().await;
@@ -618,6 +632,8 @@ async fn two_replicas_behind_haproxy_share_confirmations_limits_and_memory_throu
         let h = wait_for_store(base, "ok").await;
         assert_eq!(h["status"], "ok", "{h}");
     }
+    let m = metrics_text(&a.base).await;
+    assert!(m.contains("aegis_store_up{kind=\"redis\"} 1"), "{m}");
     let (s, v) = redeem(&b.base, key("outage"), 20, "victim2", &token).await;
     assert_eq!(result(s, &v)["isError"], false, "{v}");
     assert!(!fake.repo_exists("svc", "victim2"));

@@ -124,6 +124,9 @@ pub struct FitFlags {
     /// Training needs a word must be in to get word × shape weights
     #[arg(long, hide = true)]
     word_min_rows: Option<usize>,
+    /// Whether function words get word × shape weights too (true or false)
+    #[arg(long, hide = true)]
+    word_function_words: Option<bool>,
 }
 
 impl FitFlags {
@@ -149,6 +152,7 @@ impl FitFlags {
             words: self.words.unwrap_or(d.words),
             word_l2: self.word_l2.unwrap_or(d.word_l2),
             word_min_rows: self.word_min_rows.unwrap_or(d.word_min_rows),
+            word_function_words: self.word_function_words.unwrap_or(d.word_function_words),
             ..d
         }
     }

@@ -42,6 +42,9 @@ pub struct FitOptions {
     pub word_l2: f32,
     /// A word gets weights when this many training needs use it.
     pub word_min_rows: usize,
+    /// The query's function words get word × shape weights too (`~my`; they count by their
+    /// sum ÷ √n).
+    pub word_function_words: bool,
 }
 
 impl Default for FitOptions {
@@ -57,6 +60,7 @@ impl Default for FitOptions {
             words: true,
             word_l2: 1e-3,
             word_min_rows: 3,
+            word_function_words: true,
         }
     }
 }
@@ -199,7 +203,7 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
     // Stage two: the best stage-one candidates, as at run time.
     let mut groups = Vec::new();
     // Per group, the query's stems and each candidate's word × shape slots.
-    let mut word_rows: Vec<(Vec<String>, Vec<[usize; 3]>)> = Vec::new();
+    let mut word_rows: Vec<WordRow> = Vec::new();
     for j in 0..opts.inner_folds {
         let mut m = Model::zero(opts.candidates);
         m.stage1 = stage1.clone();
@@ -215,10 +219,13 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
                 positive: cands.iter().map(|i| pos.contains(i)).collect(),
                 x: cands.iter().map(|&i| index.stage2(&q, &s1, i)).collect(),
             });
-            word_rows.push((
-                q.stems.clone(),
-                cands.iter().map(|&i| index.word_slots(i)).collect(),
-            ));
+            let m = 1.0 / q.stems.len().max(1) as f32;
+            let mut stems: Vec<(String, f32)> = q.stems.iter().map(|s| (s.clone(), m)).collect();
+            if opts.word_function_words && !q.fn_keys.is_empty() {
+                let m = 1.0 / (q.fn_keys.len() as f32).sqrt();
+                stems.extend(q.fn_keys.iter().map(|s| (s.clone(), m)));
+            }
+            word_rows.push((stems, cands.iter().map(|&i| index.word_slots(i)).collect()));
         }
     }
     let kept = if opts.words {
@@ -301,18 +308,19 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
 /// Word × shape weights smaller than this are left out of the model file.
 const WORD_WEIGHT_FLOOR: f32 = 1e-3;
 
-/// Appends to every stage-two candidate its word × shape features: for each stem of the query
-/// that at least `min_rows` training queries use, value `1/n` (n: the query's stems) at its
-/// class, scope and item slots. Returns the stems given weights, in slot order.
-fn add_word_features(
-    groups: &mut [Group],
-    word_rows: &[(Vec<String>, Vec<[usize; 3]>)],
-    min_rows: usize,
-) -> Vec<String> {
+/// One stage-two training query for the word weights: its word keys with their values, and
+/// per candidate its word × shape slots.
+type WordRow = (Vec<(String, f32)>, Vec<[usize; 3]>);
+
+/// Appends to every stage-two candidate its word × shape features: for each word key of the
+/// query that at least `min_rows` training queries use, its value (`1/n` for the n stems of
+/// the query; `1/√n` for the n function words) at the action's class, scope and item slots.
+/// Returns the keys given weights, in slot order.
+fn add_word_features(groups: &mut [Group], word_rows: &[WordRow], min_rows: usize) -> Vec<String> {
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-    for (stems, _) in word_rows {
-        for s in stems {
-            *count.entry(s.as_str()).or_default() += 1;
+    for (keys, _) in word_rows {
+        for (k, _) in keys {
+            *count.entry(k.as_str()).or_default() += 1;
         }
     }
     // Sparse indices are 16-bit: the commonest words first when there are too many.
@@ -325,17 +333,13 @@ fn add_word_features(
     kept.truncate(room);
     kept.sort_by(|a, b| a.0.cmp(b.0));
     let id: HashMap<&str, usize> = kept.iter().enumerate().map(|(k, (s, _))| (*s, k)).collect();
-    for (g, (stems, slots)) in groups.iter_mut().zip(word_rows) {
-        if stems.is_empty() {
-            continue;
-        }
-        let v = 1.0 / stems.len() as f32;
-        let ids: Vec<usize> = stems
+    for (g, (keys, slots)) in groups.iter_mut().zip(word_rows) {
+        let ids: Vec<(usize, f32)> = keys
             .iter()
-            .filter_map(|s| id.get(s.as_str()).copied())
+            .filter_map(|(s, v)| id.get(s.as_str()).map(|&k| (k, *v)))
             .collect();
         for (x, slot) in g.x.iter_mut().zip(slots) {
-            for &k in &ids {
+            for &(k, v) in &ids {
                 for &j in slot {
                     x.push(((features::COUNT + k * WORD_WEIGHTS + j) as u16, v));
                 }

@@ -547,6 +547,18 @@ impl Lifts {
     }
 }
 
+/// The distinct function words of `text` as keys of the word × shape weights (`~my`), sorted.
+fn function_word_keys(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = vocabulary::tokenize(text)
+        .into_iter()
+        .filter(|w| vocabulary::is_stop_word(w))
+        .map(|w| format!("~{w}"))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Ids of the distinct function words of `text` that `dict` knows.
 fn known_function_words(dict: &HashMap<String, u32>, text: &str) -> Vec<u32> {
     let mut out: Vec<u32> = vocabulary::tokenize(text)
@@ -822,6 +834,8 @@ pub(crate) struct Query {
     number_value: bool,
     /// Stems of the typed and vocabulary terms (keys of the word × shape weights).
     stems: Vec<String>,
+    /// The query's function words, as keys of the word × shape weights (`~my`, `~every`).
+    fn_keys: Vec<String>,
     /// The mean of the word × shape weights of `stems` (see [`Model::words`]).
     word_shape: [f32; model::WORD_WEIGHTS],
 }
@@ -1206,7 +1220,15 @@ impl SearchIndex {
                 add_scaled(&mut word_shape, self.model.words.get(s), m);
             }
         }
+        let fn_keys = function_word_keys(raw);
+        if !self.model.words.is_empty() && !fn_keys.is_empty() {
+            let m = 1.0 / (fn_keys.len() as f32).sqrt();
+            for s in &fn_keys {
+                add_scaled(&mut word_shape, self.model.words.get(s), m);
+            }
+        }
         Query {
+            fn_keys,
             stems: seen,
             word_shape,
             word_weights,

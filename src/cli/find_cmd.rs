@@ -115,6 +115,18 @@ pub struct FitFlags {
     /// Whether the trees may not decrease along evidence features (true or false)
     #[arg(long, hide = true)]
     tree_increasing_evidence: Option<bool>,
+    /// Whether stage two fits word × shape weights (true or false)
+    #[arg(long, hide = true)]
+    words: Option<bool>,
+    /// L2 penalty of the word × shape weights
+    #[arg(long, hide = true)]
+    word_l2: Option<f32>,
+    /// Training needs a word must be in to get word × shape weights
+    #[arg(long, hide = true)]
+    word_min_rows: Option<usize>,
+    /// Whether function words get word × shape weights too (true or false)
+    #[arg(long, hide = true)]
+    word_function_words: Option<bool>,
 }
 
 impl FitFlags {
@@ -137,6 +149,10 @@ impl FitFlags {
                     .unwrap_or(d.boost.increasing_evidence),
                 ..d.boost.clone()
             },
+            words: self.words.unwrap_or(d.words),
+            word_l2: self.word_l2.unwrap_or(d.word_l2),
+            word_min_rows: self.word_min_rows.unwrap_or(d.word_min_rows),
+            word_function_words: self.word_function_words.unwrap_or(d.word_function_words),
             ..d
         }
     }

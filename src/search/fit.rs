@@ -10,11 +10,12 @@
 //! examples far too much): its features are computed with the examples of the *other* inner
 //! folds only, as a query that nobody labelled meets the committed examples at run time.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::boost::{self, BoostGroup, BoostOptions};
 use super::eval::{CvReport, EvalRow, folds, score_lists};
+use super::model::WORD_WEIGHTS;
 use super::{Base, Examples, Model, SearchIndex, SearchOptions, features};
 use crate::catalog::Catalog;
 
@@ -35,6 +36,15 @@ pub struct FitOptions {
     pub candidates: usize,
     /// Boosted trees on top of stage two.
     pub boost: BoostOptions,
+    /// Fit word × shape weights (verb class, scope, item) jointly with stage two.
+    pub words: bool,
+    /// Their L2 penalty.
+    pub word_l2: f32,
+    /// A word gets weights when this many training needs use it.
+    pub word_min_rows: usize,
+    /// The query's function words get word × shape weights too (`~my`; they count by their
+    /// sum ÷ √n).
+    pub word_function_words: bool,
 }
 
 impl Default for FitOptions {
@@ -47,6 +57,10 @@ impl Default for FitOptions {
             learning_rate: 0.05,
             candidates: 60,
             boost: BoostOptions::default(),
+            words: true,
+            word_l2: 1e-3,
+            word_min_rows: 3,
+            word_function_words: true,
         }
     }
 }
@@ -188,6 +202,8 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
 
     // Stage two: the best stage-one candidates, as at run time.
     let mut groups = Vec::new();
+    // Per group, the query's stems and each candidate's word × shape slots.
+    let mut word_rows: Vec<WordRow> = Vec::new();
     for j in 0..opts.inner_folds {
         let mut m = Model::zero(opts.candidates);
         m.stage1 = stage1.clone();
@@ -203,27 +219,68 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
                 positive: cands.iter().map(|i| pos.contains(i)).collect(),
                 x: cands.iter().map(|&i| index.stage2(&q, &s1, i)).collect(),
             });
+            let m = 1.0 / q.stems.len().max(1) as f32;
+            let mut stems: Vec<(String, f32)> = q.stems.iter().map(|s| (s.clone(), m)).collect();
+            if opts.word_function_words && !q.fn_keys.is_empty() {
+                let m = 1.0 / (q.fn_keys.len() as f32).sqrt();
+                stems.extend(q.fn_keys.iter().map(|s| (s.clone(), m)));
+            }
+            word_rows.push((stems, cands.iter().map(|&i| index.word_slots(i)).collect()));
         }
     }
-    let stage2 = train(&groups, features::COUNT, opts);
+    let kept = if opts.words {
+        add_word_features(&mut groups, &word_rows, opts.word_min_rows)
+    } else {
+        Vec::new()
+    };
+    let dim = features::COUNT + kept.len() * WORD_WEIGHTS;
+    let names = features::names();
+    let evidence: Vec<bool> = (0..dim)
+        .map(|i| i < features::COUNT && features::is_evidence(&names[i]))
+        .collect();
+    let l2: Vec<f32> = (0..dim)
+        .map(|i| {
+            if i < features::COUNT {
+                opts.l2
+            } else {
+                opts.word_l2
+            }
+        })
+        .collect();
+    let w = train_with(&groups, &evidence, &l2, opts);
+    let mut words = BTreeMap::new();
+    for (k, stem) in kept.iter().enumerate() {
+        let mut ws = [0.0f32; WORD_WEIGHTS];
+        ws.copy_from_slice(&w[features::COUNT + k * WORD_WEIGHTS..][..WORD_WEIGHTS]);
+        words.insert(stem.clone(), ws);
+    }
     let mut model = Model {
         stage1,
-        stage2,
+        stage2: w[..features::COUNT].to_vec(),
         candidates: opts.candidates,
         trees: Vec::new(),
         boost_top: 0,
+        words,
         provenance: serde_json::Value::Null,
     }
     .rounded();
+    // Words whose weights all round to (nearly) nothing are left out of the file.
+    model
+        .words
+        .retain(|_, ws| ws.iter().any(|w| w.abs() >= WORD_WEIGHT_FLOOR));
+    // The linear score of a candidate, as at run time (word weights included).
+    let mut full = model.stage2.clone();
+    for (k, stem) in kept.iter().enumerate() {
+        let ws = model.words.get(stem).copied().unwrap_or_default();
+        full.extend_from_slice(&ws);
+        debug_assert_eq!(full.len(), features::COUNT + (k + 1) * WORD_WEIGHTS);
+    }
     if opts.boost.trees > 0 {
         // As at run time: the best `top` candidates of each query by the linear score.
         let boost_groups: Vec<BoostGroup> = groups
             .iter()
             .map(|g| {
-                let lin: Vec<f32> =
-                    g.x.iter()
-                        .map(|x| super::model::dot(&model.stage2, x))
-                        .collect();
+                let lin: Vec<f32> = g.x.iter().map(|x| super::model::dot(&full, x)).collect();
                 let mut order: Vec<usize> = (0..g.x.len()).collect();
                 order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
                 order.truncate(opts.boost.top);
@@ -248,6 +305,50 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
     model
 }
 
+/// Word × shape weights smaller than this are left out of the model file.
+const WORD_WEIGHT_FLOOR: f32 = 1e-3;
+
+/// One stage-two training query for the word weights: its word keys with their values, and
+/// per candidate its word × shape slots.
+type WordRow = (Vec<(String, f32)>, Vec<[usize; 3]>);
+
+/// Appends to every stage-two candidate its word × shape features: for each word key of the
+/// query that at least `min_rows` training queries use, its value (`1/n` for the n stems of
+/// the query; `1/√n` for the n function words) at the action's class, scope and item slots.
+/// Returns the keys given weights, in slot order.
+fn add_word_features(groups: &mut [Group], word_rows: &[WordRow], min_rows: usize) -> Vec<String> {
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for (keys, _) in word_rows {
+        for (k, _) in keys {
+            *count.entry(k.as_str()).or_default() += 1;
+        }
+    }
+    // Sparse indices are 16-bit: the commonest words first when there are too many.
+    let room = (usize::from(u16::MAX) - features::COUNT) / WORD_WEIGHTS;
+    let mut kept: Vec<(&str, usize)> = count
+        .into_iter()
+        .filter(|&(_, c)| c >= min_rows.max(1))
+        .collect();
+    kept.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    kept.truncate(room);
+    kept.sort_by(|a, b| a.0.cmp(b.0));
+    let id: HashMap<&str, usize> = kept.iter().enumerate().map(|(k, (s, _))| (*s, k)).collect();
+    for (g, (keys, slots)) in groups.iter_mut().zip(word_rows) {
+        let ids: Vec<(usize, f32)> = keys
+            .iter()
+            .filter_map(|(s, v)| id.get(s.as_str()).map(|&k| (k, *v)))
+            .collect();
+        for (x, slot) in g.x.iter_mut().zip(slots) {
+            for &(k, v) in &ids {
+                for &j in slot {
+                    x.push(((features::COUNT + k * WORD_WEIGHTS + j) as u16, v));
+                }
+            }
+        }
+    }
+    kept.into_iter().map(|(s, _)| s.to_string()).collect()
+}
+
 /// Softmax regression over groups by full-batch Adam (projected: evidence weights stay ≥ 0).
 fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
     let names = features::names();
@@ -255,6 +356,12 @@ fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
         .iter()
         .map(|n| features::is_evidence(n))
         .collect();
+    train_with(groups, &evidence, &vec![opts.l2; dim], opts)
+}
+
+/// [`train`] with the evidence features and each weight's L2 penalty given.
+fn train_with(groups: &[Group], evidence: &[bool], l2: &[f32], opts: &FitOptions) -> Vec<f32> {
+    let dim = evidence.len();
     let usable: Vec<&Group> = groups
         .iter()
         .filter(|g| g.positive.iter().any(|&p| p) && g.positive.len() > 1)
@@ -264,12 +371,12 @@ fn train(groups: &[Group], dim: usize, opts: &FitOptions) -> Vec<f32> {
     let (mut m, mut v) = (vec![0.0f64; dim], vec![0.0f64; dim]);
     let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8f64);
     let lr = f64::from(opts.learning_rate);
-    let l2 = f64::from(opts.l2);
+    let l2: Vec<f64> = l2.iter().map(|&x| f64::from(x)).collect();
     let mut grad = vec![0.0f64; dim];
     let mut scores = Vec::new();
     for step in 1..=opts.steps {
-        for (g, &wi) in grad.iter_mut().zip(&w) {
-            *g = l2 * wi;
+        for ((g, &wi), &l) in grad.iter_mut().zip(&w).zip(&l2) {
+            *g = l * wi;
         }
         for g in &usable {
             scores.clear();
@@ -368,6 +475,18 @@ mod tests {
             a,
             "the file form round-trips"
         );
+    }
+
+    #[test]
+    fn word_weights_round_trip() {
+        let mut m = Model::zero(5);
+        let mut ws = [0.0f32; WORD_WEIGHTS];
+        ws[super::super::model::WORD_CLASS] = 0.25;
+        m.words.insert("zorblax".into(), ws);
+        assert_eq!(Model::parse(&m.to_json()).unwrap(), m);
+        let (fitted, _) = fit(&fixture(), &rows(), &quick());
+        let text = fitted.to_json();
+        assert_eq!(Model::parse(&text).unwrap().words, fitted.words);
     }
 
     /// A held-out row never sees its own label: `zorblax` and `quuxtrix` are found in sample,

@@ -547,6 +547,18 @@ impl Lifts {
     }
 }
 
+/// The distinct function words of `text` as keys of the word × shape weights (`~my`), sorted.
+fn function_word_keys(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = vocabulary::tokenize(text)
+        .into_iter()
+        .filter(|w| vocabulary::is_stop_word(w))
+        .map(|w| format!("~{w}"))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Ids of the distinct function words of `text` that `dict` knows.
 fn known_function_words(dict: &HashMap<String, u32>, text: &str) -> Vec<u32> {
     let mut out: Vec<u32> = vocabulary::tokenize(text)
@@ -820,6 +832,12 @@ pub(crate) struct Query {
     slash_value: bool,
     /// The query holds a number.
     number_value: bool,
+    /// Stems of the typed and vocabulary terms (keys of the word × shape weights).
+    stems: Vec<String>,
+    /// The query's function words, as keys of the word × shape weights (`~my`, `~every`).
+    fn_keys: Vec<String>,
+    /// The mean of the word × shape weights of `stems` (see [`Model::words`]).
+    word_shape: [f32; model::WORD_WEIGHTS],
 }
 
 impl Query {
@@ -964,6 +982,7 @@ impl SearchIndex {
         opts: &SearchOptions,
     ) -> Result<Vec<(Hit, Vec<Contribution>)>, Error> {
         let names = features::names();
+        let prepared = self.prepare(query);
         Ok(self
             .run(query, opts)?
             .into_iter()
@@ -979,7 +998,17 @@ impl SearchIndex {
                     .collect();
                 // What the boosted trees add beyond the linear score (for candidates below the
                 // re-ranked top: the shift that keeps them below it).
-                let rest = h.score - model::dot(&self.model.stage2, &x);
+                let words = prepared
+                    .as_ref()
+                    .map_or(0.0, |q| self.word_part(q, h.action.index()));
+                if words != 0.0 {
+                    parts.push(Contribution {
+                        feature: "words".into(),
+                        value: 1.0,
+                        part: words,
+                    });
+                }
+                let rest = h.score - model::dot(&self.model.stage2, &x) - words;
                 if !self.model.trees.is_empty() && rest != 0.0 {
                     parts.push(Contribution {
                         feature: "trees".into(),
@@ -1184,7 +1213,24 @@ impl SearchIndex {
         for v in &mut word_weights {
             *v /= total.max(1e-6);
         }
+        let mut word_shape = [0.0f32; model::WORD_WEIGHTS];
+        if !self.model.words.is_empty() && !seen.is_empty() {
+            let m = 1.0 / seen.len() as f32;
+            for s in &seen {
+                add_scaled(&mut word_shape, self.model.words.get(s), m);
+            }
+        }
+        let fn_keys = function_word_keys(raw);
+        if !self.model.words.is_empty() && !fn_keys.is_empty() {
+            let m = 1.0 / (fn_keys.len() as f32).sqrt();
+            for s in &fn_keys {
+                add_scaled(&mut word_shape, self.model.words.get(s), m);
+            }
+        }
         Query {
+            fn_keys,
+            stems: seen,
+            word_shape,
             word_weights,
             fn_words,
             words,
@@ -1328,7 +1374,11 @@ impl SearchIndex {
             .iter()
             .map(|&i| {
                 let x = self.stage2(q, s1, i);
-                (i, model::dot(&self.model.stage2, &x), x)
+                (
+                    i,
+                    model::dot(&self.model.stage2, &x) + self.word_part(q, i),
+                    x,
+                )
             })
             .collect();
         scored.sort_by(by_score);
@@ -1351,6 +1401,22 @@ impl SearchIndex {
             }
         }
         scored
+    }
+
+    /// The word × shape weights' part in action `i`'s score (see [`Model::words`]).
+    fn word_part(&self, q: &Query, i: usize) -> f32 {
+        let [c, s, it] = self.word_slots(i);
+        q.word_shape[c] + q.word_shape[s] + q.word_shape[it]
+    }
+
+    /// The three word × shape weights that apply to action `i`: its class, scope and item.
+    pub(crate) fn word_slots(&self, i: usize) -> [usize; 3] {
+        let shape = &self.base.shapes[i];
+        [
+            model::WORD_CLASS + class_code(shape.class),
+            model::WORD_SCOPE + scope_code(shape.scope),
+            model::WORD_ITEM + usize::from(shape.on_item),
+        ]
     }
 
     /// A destructive action never surfaces from a typo alone: when the delete came from an

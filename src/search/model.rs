@@ -1,6 +1,8 @@
 //! The learned ranking model (`index/model.json`, written by `aegis-gitea-mcp fit`): two linear
 //! scorers over the features of `features.rs`, keyed by feature name.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::boost::{NO_SPLIT, Tree};
@@ -11,6 +13,16 @@ const COMMITTED: &str = include_str!("../../index/model.json");
 
 /// Format version of the model file.
 pub const FORMAT: u64 = 1;
+
+/// Per word of the query, its learned weights: one per verb class of the action, one per scope,
+/// item and collection ([`WORD_CLASS`], [`WORD_SCOPE`], [`WORD_ITEM`]).
+pub const WORD_WEIGHTS: usize = 14;
+/// First of the verb-class weights (delete, create, update, list, get).
+pub const WORD_CLASS: usize = 0;
+/// First of the scope weights (in `Scope::ALL` order).
+pub const WORD_SCOPE: usize = 5;
+/// First of the collection / item weights.
+pub const WORD_ITEM: usize = 12;
 
 /// Two linear scorers: stage one ranks every matched action, stage two re-ranks the best
 /// `candidates` of stage one.
@@ -27,6 +39,10 @@ pub struct Model {
     pub trees: Vec<Tree>,
     /// How many of stage two's best candidates (by the linear score) the trees re-rank.
     pub boost_top: usize,
+    /// Stage two's word × shape weights: per stemmed word of the query, how much it counts for
+    /// an action of each verb class, scope, and item or collection (fitted jointly with
+    /// `stage2`; a query's words count by their mean).
+    pub words: BTreeMap<String, [f32; WORD_WEIGHTS]>,
     /// Free-form facts about the fit (training file, rows, settings), kept in the file.
     pub provenance: Value,
 }
@@ -45,6 +61,7 @@ impl Model {
             candidates,
             trees: Vec::new(),
             boost_top: 0,
+            words: BTreeMap::new(),
             provenance: Value::Null,
         }
     }
@@ -119,9 +136,26 @@ impl Model {
             });
         }
         let boost_top = v["boost_top"].as_u64().unwrap_or(0) as usize;
+        let mut words = BTreeMap::new();
+        for (word, ws) in v["words"].as_object().into_iter().flatten() {
+            let ws = ws
+                .as_array()
+                .filter(|a| a.len() == WORD_WEIGHTS)
+                .ok_or_else(|| format!("`words.{word}` must hold {WORD_WEIGHTS} numbers"))?;
+            let mut out = [0.0f32; WORD_WEIGHTS];
+            for (o, w) in out.iter_mut().zip(ws) {
+                *o = w
+                    .as_f64()
+                    .filter(|w| w.is_finite())
+                    .ok_or_else(|| format!("`words.{word}` must hold numbers"))?
+                    as f32;
+            }
+            words.insert(word.clone(), out);
+        }
         Ok(Model {
             trees,
             boost_top,
+            words,
             stage1: weights("stage1", features::STAGE1)?,
             stage2: weights("stage2", features::COUNT)?,
             candidates,
@@ -163,6 +197,16 @@ impl Model {
             v["boost_top"] = json!(self.boost_top);
             v["trees"] = Value::Array(trees);
         }
+        if !self.words.is_empty() {
+            let mut m = Map::new();
+            for (w, ws) in &self.words {
+                m.insert(
+                    w.clone(),
+                    Value::Array(ws.iter().map(|&x| json!(round6(x))).collect()),
+                );
+            }
+            v["words"] = Value::Object(m);
+        }
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
         s.push('\n');
         s
@@ -175,6 +219,11 @@ impl Model {
         }
         for t in &mut self.trees {
             for w in t.threshold.iter_mut().chain(t.leaf.iter_mut()) {
+                *w = round6(*w) as f32;
+            }
+        }
+        for ws in self.words.values_mut() {
+            for w in ws.iter_mut() {
                 *w = round6(*w) as f32;
             }
         }

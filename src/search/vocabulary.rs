@@ -539,6 +539,27 @@ fn is_word(t: &str) -> bool {
     letters > 0 && !(letters == 1 && digits > 0 && t.starts_with('v'))
 }
 
+/// Common English words (`index/english-words.txt`: SCOWL's lists up to size 35), sorted.
+const ENGLISH: &str = include_str!("../../index/english-words.txt");
+
+/// Whether `w` is a common English word, spelled right: a word the catalog does not use is then
+/// kept as typed, never "corrected" to a catalog word one or two edits away ("line" is not
+/// "link", "book" not "hook", "restore" not "restart").
+pub fn is_english(w: &str) -> bool {
+    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    WORDS
+        .get_or_init(|| {
+            let mut v: Vec<&str> = ENGLISH
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .collect();
+            v.sort_unstable();
+            v
+        })
+        .binary_search(&w)
+        .is_ok()
+}
+
 /// Strength order of origins (lower is stronger).
 fn rank(o: Origin) -> u8 {
     match o {
@@ -725,7 +746,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 || needs.repeated.contains(t) && lexicon.correct(t).is_none_or(|(_, d)| d > 1)
         };
         let (word, origin, confident) =
-            if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() {
+            if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() || is_english(t) {
                 (t.to_string(), Origin::Typed, true)
             } else {
                 match lexicon.correct(t) {
@@ -830,6 +851,18 @@ mod tests {
             1,
             "characters, not bytes"
         );
+    }
+
+    #[test]
+    fn english_words_are_not_corrected_to_catalog_words() {
+        let lex = lexicon(&["link", "hook", "restart", "list", "comment"]);
+        let a = analyse("book the line comments", &lex);
+        let words: Vec<&str> = a.terms.iter().map(|t| t.word.as_str()).collect();
+        assert_eq!(words, ["book", "line", "comments"], "{:?}", a.corrections);
+        assert!(a.corrections.is_empty());
+        let a = analyse("lsit comments", &lex);
+        assert_eq!(a.corrections, [("lsit".to_string(), "list".to_string())]);
+        assert!(is_english("restore") && !is_english("lsit") && !is_english("brnaches"));
     }
 
     #[test]

@@ -1236,3 +1236,53 @@ async fn stateless_round_robin_through_nginx_with_the_documented_settings() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (a Debian package); .ci/run installs it and runs it with --ignored"]
+async fn a_pass_through_token_verified_at_one_replica_is_known_at_the_other() {
+    const ALICE: &str = "alice-tok-scale-8c2e4a6f1b3d";
+    let fake = fake().await;
+    fake.add_token(ALICE, "alice", &["all"]);
+    let dir = tempfile::tempdir().unwrap();
+    let redis_dir = dir.path().join("redis");
+    std::fs::create_dir(&redis_dir).unwrap();
+    let redis = Redis::start(&redis_dir).await;
+    let env = [
+        ("REDIS_URL", redis.url()),
+        ("AUTH_MODE", "gitea-token".to_string()),
+    ];
+    let a = replica_in(&fake, dir.path(), "a", &env, None, true).await;
+    let b = replica_in(&fake, dir.path(), "b", &env, None, true).await;
+    let before = fake.count("GET", "/user");
+    let (s, v) = find(&a.base, ALICE, 1, "list issues").await;
+    assert_eq!(result(s, &v)["isError"], false, "{v}");
+    let (s, v) = find(&b.base, ALICE, 2, "list issues").await;
+    assert_eq!(result(s, &v)["isError"], false, "{v}");
+    assert_eq!(
+        fake.count("GET", "/user") - before,
+        1,
+        "B found A's verification in Redis instead of asking Gitea again"
+    );
+    assert_eq!(b.audit_records()[0]["actor"], "alice");
+    // A token Gitea refuses is never cached: each replica asks, and refuses it.
+    for base in [&a.base, &b.base] {
+        let (s, v) = find(base, "not-a-valid-token-000000", 3, "list issues").await;
+        assert_eq!(s, 401, "{v}");
+    }
+    assert_eq!(fake.count("GET", "/user") - before, 3);
+    // Redis holds no token, only hashes.
+    let keys = Command::new("redis-cli")
+        .args([
+            "-p",
+            &redis.port.to_string(),
+            "-a",
+            REDIS_PASSWORD,
+            "--no-auth-warning",
+        ])
+        .args(["--scan", "--pattern", "aegis:*"])
+        .output()
+        .expect("redis-cli runs");
+    let keys = String::from_utf8_lossy(&keys.stdout).into_owned();
+    assert!(keys.contains("aegis:token:"), "{keys}");
+    assert!(!keys.contains(ALICE) && !keys.contains("alice"), "{keys}");
+}

@@ -2,7 +2,7 @@
 //! own (a single combined score, as a general-purpose engine returns, would hide which field
 //! matched). Documents are bags of interned token ids; scoring a query term walks its postings.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// BM25's term-frequency saturation.
 pub const K1: f32 = 1.2;
@@ -51,9 +51,9 @@ impl Corpus {
     pub fn build(docs: &[Vec<u32>]) -> Corpus {
         let n = docs.len().max(1) as f32;
         let avg = (docs.iter().map(Vec::len).sum::<usize>() as f32 / n).max(1.0);
-        let mut terms: HashMap<u32, Postings> = HashMap::new();
+        let mut terms: HashMap<u32, Postings> = HashMap::default();
         for (d, doc) in docs.iter().enumerate() {
-            let mut tf: HashMap<u32, u32> = HashMap::new();
+            let mut tf: HashMap<u32, u32> = HashMap::default();
             for &t in doc {
                 *tf.entry(t).or_default() += 1;
             }

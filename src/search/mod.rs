@@ -26,7 +26,9 @@ pub mod tantivy_fields;
 pub mod text;
 pub mod vocabulary;
 
-use std::collections::{HashMap, HashSet};
+// Fx hashing: the keys are token ids and words of the catalog and the labelled needs (not of
+// callers), looked up several hundred times per query.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::{Arc, OnceLock};
 
 use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
@@ -177,8 +179,8 @@ pub(crate) struct Base {
     shape_ids: Vec<ShapeIds>,
     /// Sorted token ids of each action's own text (every field but the examples).
     doc_tokens: Vec<Vec<u32>>,
-    /// Per action and field (but the examples), sorted token ids.
-    field_tokens: Vec<Vec<Vec<u32>>>,
+    /// Per action, parallel to `doc_tokens`: the fields (bit `f`) each token is in.
+    field_masks: Vec<Vec<u8>>,
     /// Inverse document frequency of each token over the actions' own text.
     idf: HashMap<u32, f32>,
     /// Sorted token ids of each action's name, operationId, summary and path: what learned
@@ -203,7 +205,7 @@ fn siblings_of(catalog: &Catalog) -> Vec<Vec<(u32, Relation)>> {
         .iter()
         .map(|a| structure::resource_key(&a.path))
         .collect();
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
     for (i, k) in keys.iter().enumerate() {
         if !k.0.is_empty() {
             groups.entry(k.0.as_str()).or_default().push(i);
@@ -248,7 +250,7 @@ impl Base {
         let mut bags = Vec::with_capacity(n);
         let mut doc_tokens = Vec::with_capacity(n);
         let mut core_tokens = Vec::with_capacity(n);
-        let mut field_tokens = Vec::with_capacity(n);
+        let mut field_masks = Vec::with_capacity(n);
         const CORE: [FieldKind; 4] = [
             FieldKind::Name,
             FieldKind::OperationId,
@@ -274,15 +276,25 @@ impl Base {
             }
             all.sort_unstable();
             all.dedup();
+            field_masks.push(
+                all.iter()
+                    .map(|&t| {
+                        per_field
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, set)| contains(set, t))
+                            .fold(0u8, |m, (f, _)| m | 1 << f)
+                    })
+                    .collect(),
+            );
             doc_tokens.push(all);
             core.sort_unstable();
             core.dedup();
             core_tokens.push(core);
-            field_tokens.push(per_field);
             bags.push(surface_words(&texts));
         }
         let fields = field_docs.iter().map(|d| Corpus::build(d)).collect();
-        let mut df: HashMap<u32, f32> = HashMap::new();
+        let mut df: HashMap<u32, f32> = HashMap::default();
         for d in &doc_tokens {
             for &t in d {
                 *df.entry(t).or_default() += 1.0;
@@ -312,8 +324,8 @@ impl Base {
                 path: ids_of(&s.path_words),
             })
             .collect();
-        let mut exact = HashMap::new();
-        let mut exact_lower = HashMap::new();
+        let mut exact = HashMap::default();
+        let mut exact_lower = HashMap::default();
         for (i, a) in catalog.actions().iter().enumerate() {
             exact.insert(a.name.as_str().to_string(), i);
             exact.insert(a.operation_id.as_str().to_string(), i);
@@ -336,7 +348,7 @@ impl Base {
             shapes,
             shape_ids,
             doc_tokens,
-            field_tokens,
+            field_masks,
             idf,
             core_tokens,
             exact,
@@ -436,15 +448,15 @@ fn lift_table<const K: usize>(
 
 impl Lifts {
     fn build(base: &Base, examples: &[Vec<u32>], owners: &[Vec<u32>]) -> Lifts {
-        let mut class: HashMap<u32, [f32; 5]> = HashMap::new();
-        let mut scope: HashMap<u32, [f32; 7]> = HashMap::new();
-        let mut item: HashMap<u32, [f32; 2]> = HashMap::new();
-        let mut resource: HashMap<(u32, u32), f32> = HashMap::new();
-        let mut action: HashMap<(u32, u32), f32> = HashMap::new();
-        let mut pa: HashMap<u32, f32> = HashMap::new();
-        let mut word: HashMap<u32, f32> = HashMap::new();
+        let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
+        let mut scope: HashMap<u32, [f32; 7]> = HashMap::default();
+        let mut item: HashMap<u32, [f32; 2]> = HashMap::default();
+        let mut resource: HashMap<(u32, u32), f32> = HashMap::default();
+        let mut action: HashMap<(u32, u32), f32> = HashMap::default();
+        let mut pa: HashMap<u32, f32> = HashMap::default();
+        let mut word: HashMap<u32, f32> = HashMap::default();
         let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
-        let mut pr: HashMap<u32, f32> = HashMap::new();
+        let mut pr: HashMap<u32, f32> = HashMap::default();
         for (e, toks) in examples.iter().enumerate() {
             let mut q = toks.clone();
             q.sort_unstable();
@@ -518,9 +530,9 @@ impl Lifts {
     /// The class, scope and item lifts of the function words of `needs` (raw text, with the
     /// actions each is labelled with).
     fn add_function_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
-        let mut class: HashMap<u32, [f32; 5]> = HashMap::new();
-        let mut scope: HashMap<u32, [f32; 7]> = HashMap::new();
-        let mut item: HashMap<u32, [f32; 2]> = HashMap::new();
+        let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
+        let mut scope: HashMap<u32, [f32; 7]> = HashMap::default();
+        let mut item: HashMap<u32, [f32; 2]> = HashMap::default();
         let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         for (q, owners) in needs {
             let ids = function_word_ids(&mut self.fn_words, q, true);
@@ -623,12 +635,12 @@ impl ExampleIndex {
         let mut dict = Dictionary::default();
         let n = base.operation_ids.len();
         let mut per_action: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize> = HashMap::default();
         // Words of the needs, counted once per need (and apart for the needs misspelt on
         // purpose).
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        let mut spelled: HashMap<String, usize> = HashMap::new();
-        let mut distinct: HashSet<&str> = HashSet::new();
+        let mut counts: HashMap<String, usize> = HashMap::default();
+        let mut spelled: HashMap<String, usize> = HashMap::default();
+        let mut distinct: HashSet<&str> = HashSet::default();
         for op in &base.operation_ids {
             for q in examples.of(op) {
                 if distinct.insert(q.as_str()) {
@@ -690,7 +702,7 @@ impl ExampleIndex {
                 per_action[i].extend_from_slice(&each_docs[e]);
             }
         }
-        let mut need_df: HashMap<u32, f32> = HashMap::new();
+        let mut need_df: HashMap<u32, f32> = HashMap::default();
         for d in &each_docs {
             let mut u = d.clone();
             u.sort_unstable();
@@ -754,14 +766,14 @@ fn associations(
     owners: &[Vec<u32>],
 ) -> HashMap<u32, Vec<(u32, f32)>> {
     let n_actions = base.core_tokens.len().max(1) as f32;
-    let mut df: HashMap<u32, f32> = HashMap::new();
+    let mut df: HashMap<u32, f32> = HashMap::default();
     for core in &base.core_tokens {
         for &t in core {
             *df.entry(t).or_default() += 1.0;
         }
     }
-    let mut word: HashMap<u32, f32> = HashMap::new();
-    let mut pair: HashMap<(u32, u32), f32> = HashMap::new();
+    let mut word: HashMap<u32, f32> = HashMap::default();
+    let mut pair: HashMap<(u32, u32), f32> = HashMap::default();
     for (e, toks) in examples.iter().enumerate() {
         let mut q = toks.clone();
         q.sort_unstable();
@@ -776,7 +788,7 @@ fn associations(
             }
         }
     }
-    let mut out: HashMap<u32, Vec<(u32, f32)>> = HashMap::new();
+    let mut out: HashMap<u32, Vec<(u32, f32)>> = HashMap::default();
     let mut pairs: Vec<((u32, u32), f32)> = pair.into_iter().collect();
     pairs.sort_unstable_by_key(|&(k, _)| k);
     for ((w, d), c) in pairs {
@@ -816,6 +828,10 @@ pub(crate) struct Query {
     base_ids: Vec<u32>,
     /// Per concept, its tokens' ids (base, examples).
     concepts: Vec<Vec<(Option<u32>, Option<u32>)>>,
+    /// Per concept, its rarity: the largest idf of its tokens in the catalog, at least 1.
+    concept_weights: Vec<f32>,
+    /// The sum of `concept_weights`.
+    concept_total: f32,
     /// Base ids of the words the user typed (for the typo guard).
     typed: Vec<u32>,
     /// 0 none, 1 delete, 2 create, 3 update, 4 list, 5 get.
@@ -894,6 +910,8 @@ pub struct SearchIndex {
     base: Arc<Base>,
     examples: ExampleIndex,
     model: Model,
+    /// `model.trees`, laid out for evaluation.
+    forest: boost::Forest,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -934,6 +952,7 @@ impl SearchIndex {
     pub(crate) fn from_base(base: Arc<Base>, examples: &Examples, model: Model) -> SearchIndex {
         let examples = ExampleIndex::build(&base, examples);
         SearchIndex {
+            forest: boost::Forest::new(&model.trees),
             base,
             examples,
             model,
@@ -1171,7 +1190,7 @@ impl SearchIndex {
             .collect();
         base_ids.sort_unstable();
         base_ids.dedup();
-        let concepts = analysis
+        let concepts: Vec<Vec<(Option<u32>, Option<u32>)>> = analysis
             .concepts
             .iter()
             .map(|words| {
@@ -1183,6 +1202,16 @@ impl SearchIndex {
             })
             .filter(|c| !c.is_empty())
             .collect();
+        let concept_weights: Vec<f32> = concepts
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|(b, _)| b.and_then(|b| base.idf.get(&b)))
+                    .copied()
+                    .fold(1.0f32, f32::max)
+            })
+            .collect();
+        let concept_total = concept_weights.iter().sum();
         // In a long need, what comes after "I want to" is what is wanted.
         let mut intent = analysis.wanted.or(analysis.primary_intent());
         if intent == Some(Intent::Get) && (analysis.wants_collection || analysis.plural) {
@@ -1241,6 +1270,8 @@ impl SearchIndex {
             terms,
             base_ids,
             concepts,
+            concept_weights,
+            concept_total,
             typed,
             cues,
         }
@@ -1354,8 +1385,15 @@ impl SearchIndex {
                 (i, s)
             })
             .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(self.model.candidates);
+        // The order is total (ties by position), so selecting the best before sorting them
+        // gives what sorting everything gives.
+        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let k = self.model.candidates;
+        if k > 0 && scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, order);
+        }
+        scored.truncate(k);
+        scored.sort_unstable_by(order);
         scored.into_iter().map(|(i, _)| i).collect()
     }
 
@@ -1382,12 +1420,24 @@ impl SearchIndex {
             })
             .collect();
         scored.sort_by(by_score);
-        if self.model.trees.is_empty() {
+        if self.forest.is_empty() {
             return scored;
         }
         let top = self.model.boost_top.min(scored.len());
+        // One dense buffer for every candidate, cleared after each.
+        let mut dense = vec![0.0f32; features::COUNT];
         for h in &mut scored[..top] {
-            h.1 += boost::eval(&self.model.trees, &model::dense(&h.2));
+            for &(j, v) in &h.2 {
+                if let Some(slot) = dense.get_mut(usize::from(j)) {
+                    *slot = v;
+                }
+            }
+            h.1 += self.forest.eval(&dense);
+            for &(j, _) in &h.2 {
+                if let Some(slot) = dense.get_mut(usize::from(j)) {
+                    *slot = 0.0;
+                }
+            }
         }
         scored[..top].sort_by(by_score);
         if top < scored.len() {
@@ -1446,38 +1496,36 @@ impl SearchIndex {
             put(j, v);
         }
         let doc = &base.doc_tokens[i];
+        let masks = &base.field_masks[i];
         let exs = &self.examples.tokens[i];
-        let (mut by_doc, mut by_all) = (0usize, 0usize);
-        for c in &q.concepts {
-            let d = c.iter().any(|(b, _)| b.is_some_and(|b| contains(doc, b)));
-            let e = c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e)));
-            by_doc += usize::from(d);
-            by_all += usize::from(d || e);
-        }
         if !q.concepts.is_empty() {
-            put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
-            put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
-            // Per field, the rarity-weighted share of concepts it covers.
-            let mut total = 0.0f32;
+            // Per field, the rarity-weighted share of concepts it covers (one search of the
+            // action's tokens gives every field a token is in).
+            let (mut by_doc, mut by_all) = (0usize, 0usize);
             let mut covered = [0.0f32; FIELDS];
-            for c in &q.concepts {
-                let w = c
+            for (c, &w) in q.concepts.iter().zip(&q.concept_weights) {
+                let in_fields = c
                     .iter()
-                    .filter_map(|(b, _)| b.and_then(|b| base.idf.get(&b)))
-                    .copied()
-                    .fold(1.0f32, f32::max);
-                total += w;
-                for (f, toks) in base.field_tokens[i].iter().enumerate() {
-                    if c.iter().any(|(b, _)| b.is_some_and(|b| contains(toks, b))) {
-                        covered[f] += w;
+                    .filter_map(|(b, _)| *b)
+                    .filter_map(|b| doc.binary_search(&b).ok())
+                    .fold(0u8, |m, k| m | masks[k]);
+                let d = in_fields != 0;
+                let e = c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e)));
+                by_doc += usize::from(d);
+                by_all += usize::from(d || e);
+                for (f, v) in covered.iter_mut().enumerate().take(FIELDS - 1) {
+                    if in_fields & (1 << f) != 0 {
+                        *v += w;
                     }
                 }
-                if c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e))) {
+                if e {
                     covered[FieldKind::Examples as usize] += w;
                 }
             }
+            put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
+            put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
             for (f, v) in covered.iter().enumerate() {
-                put(COVER_FIELD + f, v / total);
+                put(COVER_FIELD + f, v / q.concept_total);
             }
         }
         // Share of `words` the query names; nothing to name is fully named.

@@ -408,11 +408,12 @@ struct Lifts {
     class: HashMap<u32, [f32; 5]>,
     scope: HashMap<u32, [f32; 7]>,
     item: HashMap<u32, [f32; 2]>,
-    resource: HashMap<(u32, u32), f32>,
+    /// Per (word, resource): log-lift of the resource.
+    resource: PerWord,
     /// Per (word, action): log-lift of the action itself.
-    action: HashMap<(u32, u32), f32>,
+    action: PerWord,
     /// Per word: log-lift of a resource (or an action) it was never seen with.
-    unseen: HashMap<u32, f32>,
+    unseen: PerWord,
     /// Function words of the needs → their id in the `fn_*` tables.
     fn_words: HashMap<String, u32>,
     /// Per function word, log-lift of each verb class.
@@ -421,6 +422,36 @@ struct Lifts {
     fn_scope: HashMap<u32, [f32; 7]>,
     /// … item or collection.
     fn_item: HashMap<u32, [f32; 2]>,
+}
+
+/// Values per (word, key), both ids: one sorted list per word, indexed by the word's id (the
+/// ids of a dictionary are dense), so a look-up is one index and a short binary search; stage
+/// two makes several per word and candidate.
+#[derive(Debug, Default)]
+struct PerWord {
+    lists: Vec<Vec<(u32, f32)>>,
+}
+
+impl PerWord {
+    fn new(entries: impl IntoIterator<Item = ((u32, u32), f32)>) -> PerWord {
+        let mut lists: Vec<Vec<(u32, f32)>> = Vec::new();
+        for ((w, k), v) in entries {
+            let w = w as usize;
+            if lists.len() <= w {
+                lists.resize_with(w + 1, Vec::new);
+            }
+            lists[w].push((k, v));
+        }
+        for l in &mut lists {
+            l.sort_unstable_by_key(|e| e.0);
+        }
+        PerWord { lists }
+    }
+
+    fn get(&self, w: u32, k: u32) -> Option<f32> {
+        let l = self.lists.get(w as usize)?;
+        l.binary_search_by_key(&k, |e| e.0).ok().map(|j| l[j].1)
+    }
 }
 
 /// Pseudo-needs of the m-estimate that smooths [`Lifts`].
@@ -490,32 +521,27 @@ impl Lifts {
         let total: f32 = pr.values().sum::<f32>().max(1.0);
         let p_res = |r: u32| (pr.get(&r).copied().unwrap_or(0.0) / total).max(1e-4);
         let a_total: f32 = pa.values().sum::<f32>().max(1.0);
-        let action = action
-            .into_iter()
-            .map(|((w, a), c)| {
-                let n = word[&w];
-                let p = (pa.get(&a).copied().unwrap_or(0.0) / a_total).max(1e-4);
-                (
-                    (w, a),
-                    ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
-                )
-            })
-            .collect();
-        let unseen = word
-            .iter()
-            .map(|(&w, &n)| (w, (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln()))
-            .collect();
-        let resource = resource
-            .into_iter()
-            .map(|((w, r), c)| {
-                let n = word[&w];
-                let p = p_res(r);
-                (
-                    (w, r),
-                    ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
-                )
-            })
-            .collect();
+        let action = PerWord::new(action.into_iter().map(|((w, a), c)| {
+            let n = word[&w];
+            let p = (pa.get(&a).copied().unwrap_or(0.0) / a_total).max(1e-4);
+            (
+                (w, a),
+                ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
+            )
+        }));
+        // One value per word, under key 0.
+        let unseen = PerWord::new(
+            word.iter()
+                .map(|(&w, &n)| ((w, 0), (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln())),
+        );
+        let resource = PerWord::new(resource.into_iter().map(|((w, r), c)| {
+            let n = word[&w];
+            let p = p_res(r);
+            (
+                (w, r),
+                ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
+            )
+        }));
         Lifts {
             class: lift_table(&class, &pc),
             scope: lift_table(&scope, &ps),
@@ -1578,9 +1604,8 @@ impl SearchIndex {
                 if let Some(r) = res {
                     lr += m * lifts
                         .resource
-                        .get(&(*w, r))
-                        .or_else(|| lifts.unseen.get(w))
-                        .copied()
+                        .get(*w, r)
+                        .or_else(|| lifts.unseen.get(*w, 0))
                         .unwrap_or(0.0);
                 }
             }
@@ -1593,9 +1618,8 @@ impl SearchIndex {
                     .map(|(w, &m)| {
                         m * lifts
                             .action
-                            .get(&(*w, i as u32))
-                            .or_else(|| lifts.unseen.get(w))
-                            .copied()
+                            .get(*w, i as u32)
+                            .or_else(|| lifts.unseen.get(*w, 0))
                             .unwrap_or(0.0)
                     })
                     .sum();

@@ -54,7 +54,12 @@ impl Intent {
 /// The intent class of a word or phrase, if it is a verb the vocabulary knows. Inflected forms
 /// (`created`, `merging`, `adds`) count as their base verb.
 pub fn intent_of(word: &str) -> Option<Intent> {
-    let lookup = |w: &str| INTENT_WORDS.get(w).and_then(|&c| Intent::from_code(c));
+    let lookup = |w: &str| {
+        INTENT_WORDS
+            .get(w)
+            .and_then(|&c| Intent::from_code(c))
+            .or_else(|| undoing_intent(w))
+    };
     if let Some(i) = lookup(word) {
         return Some(i);
     }
@@ -66,6 +71,17 @@ pub fn intent_of(word: &str) -> Option<Intent> {
         }
     }
     None
+}
+
+/// The intent of an un-verb the vocabulary does not list ("unregister", "unpin", "unresolve"):
+/// undoing a creation deletes, undoing a change is a change.
+fn undoing_intent(w: &str) -> Option<Intent> {
+    let rest = w.strip_prefix("un")?.trim_start_matches('-');
+    match INTENT_WORDS.get(rest).and_then(|&c| Intent::from_code(c))? {
+        Intent::Create => Some(Intent::Delete),
+        Intent::Update => Some(Intent::Update),
+        _ => None,
+    }
 }
 
 /// Words that ask for a whole collection rather than one item.
@@ -745,6 +761,19 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             needs.spelled.contains(t)
                 || needs.repeated.contains(t) && lexicon.correct(t).is_none_or(|(_, d)| d > 1)
         };
+        // "unfavorite", "unlabel": nothing knows the word, the catalog knows what it undoes.
+        let undone = (!lexicon.knows(t) && !is_english(t))
+            .then(|| t.strip_prefix("un"))
+            .flatten()
+            .map(|r| r.trim_start_matches('-'))
+            .filter(|r| r.len() >= 3 && lexicon.knows(r));
+        if let Some(rest) = undone {
+            let int = intent_of(t).unwrap_or(Intent::Delete);
+            a.intents.push(int);
+            note_wanted(&mut a, int, i - 1, marker);
+            add(&mut a, rest, Origin::Typed);
+            continue;
+        }
         let (word, origin, confident) =
             if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() || is_english(t) {
                 (t.to_string(), Origin::Typed, true)
@@ -763,6 +792,15 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 }
             };
         if let Some(int) = intent_of(&word) {
+            // "stop watching", "undo adding": the verb is undone, and undoing a creation
+            // deletes.
+            let undoing =
+                (2..=3).any(|k| i >= k && UNDOING_WORDS.contains(&tokens[i - k].as_str()));
+            let int = if undoing && int == Intent::Create {
+                Intent::Delete
+            } else {
+                int
+            };
             a.intents.push(int);
             note_wanted(&mut a, int, i - 1, marker);
             if !confident {
@@ -804,6 +842,9 @@ const WANT_WORDS: &[&str] = &[
 ];
 /// How many words after a word of wanting its verb may come ("I want to quickly *merge*").
 const WANT_REACH: usize = 3;
+
+/// Words that undo the verb one or two words after them ("stop watching", "undo adding").
+const UNDOING_WORDS: &[&str] = &["stop", "undo", "reverse", "revert"];
 
 /// Words that negate the next content word.
 const NEGATIONS: &[&str] = &[
@@ -912,6 +953,30 @@ mod tests {
         let a = analyse("show my merge requests", &lex);
         assert!(a.about_self);
         assert_eq!(a.primary_intent(), Some(Intent::Get));
+    }
+
+    #[test]
+    fn un_words_and_stopping_undo_their_verb() {
+        let lex = lexicon(&[
+            "label",
+            "favorite",
+            "register",
+            "runner",
+            "watch",
+            "repository",
+        ]);
+        let a = analyse("unlabel everything", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        let words: Vec<&str> = a.terms.iter().map(|t| t.word.as_str()).collect();
+        assert_eq!(words, ["label"], "{:?}", a.dropped);
+        let a = analyse("unregister the runner", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        assert_eq!(intent_of("unresolve"), Some(Intent::Update));
+        assert_eq!(intent_of("unread"), None, "undoing a read is no action");
+        let a = analyse("stop watching this repository", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        let a = analyse("watch this repository", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Create));
     }
 
     /// Seeded random strings over words, values, punctuation and other scripts: the analysis

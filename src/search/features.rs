@@ -3,8 +3,9 @@
 //! Stage one (cheap, computed for every action a query term matches): BM25 per field, split by
 //! where the query term came from (typed or corrected by the user, added by the vocabulary, or
 //! by learned associations), each divided by its maximum over the query's matches;
-//! nearest-example similarity; verb intent × verb class; learned lifts of class, scope and item.
-//! Stage two (for the best stage-one candidates) adds concept coverage, name and path coverage,
+//! nearest-example similarity; verb intent × verb class; learned lifts of class, scope and item;
+//! the rarity-weighted share of the query's concepts the action's text (and its examples) cover.
+//! Stage two (for the best stage-one candidates) adds concept coverage per field, name and path coverage,
 //! item × collection, scope × scope cue, resource and action lifts, identifiers needed.
 //! Every weight is learned (`fit.rs`); nothing here says how much a feature counts.
 
@@ -41,54 +42,54 @@ pub const LEX_FN_CLASS: usize = LEX_CLASS + 3;
 pub const LEX_FN_SCOPE: usize = LEX_CLASS + 4;
 /// … item against collection.
 pub const LEX_FN_ITEM: usize = LEX_CLASS + 5;
-/// Number of stage-one features (computed for every matched action).
-pub const STAGE1: usize = LEX_CLASS + 6;
-
-/// Share of the query's concepts the action's own text covers.
-pub const COVER_DOC: usize = STAGE1;
+/// Share of the query's concepts (weighted by their rarity) the action's own text covers.
+pub const COVER_DOC: usize = LEX_CLASS + 6;
 /// … its text or its examples cover.
-pub const COVER_ALL: usize = STAGE1 + 1;
+pub const COVER_ALL: usize = LEX_CLASS + 7;
+/// Number of stage-one features (computed for every matched action).
+pub const STAGE1: usize = LEX_CLASS + 8;
+
 /// Share of the action name's nouns the query names.
-pub const NAME_COVER: usize = STAGE1 + 2;
+pub const NAME_COVER: usize = STAGE1;
 /// Nouns of the name the query does not name (÷ 4, at most 1).
-pub const NAME_MISSING: usize = STAGE1 + 3;
+pub const NAME_MISSING: usize = STAGE1 + 1;
 /// Share of the resource's words (last literal path segment) the query names.
-pub const RESOURCE: usize = STAGE1 + 4;
+pub const RESOURCE: usize = STAGE1 + 2;
 /// The query names the parent resource (the literal segment before).
-pub const PARENT: usize = STAGE1 + 5;
+pub const PARENT: usize = STAGE1 + 3;
 /// Share of the path's literal words the query names.
-pub const PATH_COVER: usize = STAGE1 + 6;
+pub const PATH_COVER: usize = STAGE1 + 4;
 /// A create-or-replace PUT for a create query.
-pub const UPSERT_CREATE: usize = STAGE1 + 7;
+pub const UPSERT_CREATE: usize = STAGE1 + 5;
 /// A destructive action, the query has no delete verb.
-pub const DESTRUCTIVE_NO_DELETE: usize = STAGE1 + 8;
+pub const DESTRUCTIVE_NO_DELETE: usize = STAGE1 + 6;
 /// A destructive action, the query has a delete verb.
-pub const DESTRUCTIVE_DELETE: usize = STAGE1 + 9;
+pub const DESTRUCTIVE_DELETE: usize = STAGE1 + 7;
 /// A collection endpoint, the query asks for all/every/list.
-pub const COLLECTION_LIST: usize = STAGE1 + 10;
+pub const COLLECTION_LIST: usize = STAGE1 + 8;
 /// An item endpoint, the query asks for all/every/list.
-pub const COLLECTION_ITEM: usize = STAGE1 + 11;
+pub const COLLECTION_ITEM: usize = STAGE1 + 9;
 /// A list action, a noun of the query is plural.
-pub const PLURAL_LIST: usize = STAGE1 + 12;
+pub const PLURAL_LIST: usize = STAGE1 + 10;
 /// An item endpoint, a noun of the query is plural.
-pub const PLURAL_ITEM: usize = STAGE1 + 13;
+pub const PLURAL_ITEM: usize = STAGE1 + 11;
 /// Required identifiers beyond the owner (÷ 4).
-pub const EXTRA_IDS: usize = STAGE1 + 14;
+pub const EXTRA_IDS: usize = STAGE1 + 12;
 /// Literal path segments after the scope's root (÷ 6).
-pub const DEPTH: usize = STAGE1 + 15;
+pub const DEPTH: usize = STAGE1 + 13;
 /// Deprecated.
-pub const DEPRECATED: usize = STAGE1 + 16;
+pub const DEPRECATED: usize = STAGE1 + 14;
 /// Learned log-lift of the resource the action's path ends in, given the query's words.
-pub const LEX_RESOURCE: usize = STAGE1 + 17;
+pub const LEX_RESOURCE: usize = STAGE1 + 15;
 /// The query holds an `owner/name`-like value and the action is in repository scope.
-pub const VALUE_SLASH_REPO: usize = STAGE1 + 18;
+pub const VALUE_SLASH_REPO: usize = STAGE1 + 16;
 /// The query holds a number (an id, an index) and the action targets one item.
-pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 19;
+pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 17;
 /// … of the action itself (only for actions with examples).
-pub const LEX_ACTION: usize = STAGE1 + 20;
+pub const LEX_ACTION: usize = STAGE1 + 18;
 /// First of the per-field coverages: share of the query's concepts (weighted by their rarity
 /// in the catalog) that field `f` covers, `COVER_FIELD + f`.
-pub const COVER_FIELD: usize = STAGE1 + 21;
+pub const COVER_FIELD: usize = STAGE1 + 19;
 /// First of the scope priors: `SCOPE + scope`.
 pub const SCOPE: usize = COVER_FIELD + FIELDS;
 /// Scope cues of a query: self, admin, organisation/team, repository, user.

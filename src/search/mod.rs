@@ -1323,6 +1323,45 @@ impl SearchIndex {
                 ex.each.each(id, t.weight, |e, s| knn[e] += s);
             }
         }
+        // Rarity-weighted share of the query's concepts each action's own text (any field) and
+        // its text or examples cover, from the concept tokens' postings: a concept counts once
+        // per action (`seen_*` holds the last concept counted).
+        if !q.concepts.is_empty() {
+            let (mut by_doc, mut by_all) = (vec![0.0f32; n], vec![0.0f32; n]);
+            let (mut seen_doc, mut seen_all) = (vec![u32::MAX; n], vec![u32::MAX; n]);
+            for (c, (concept, &w)) in q.concepts.iter().zip(&q.concept_weights).enumerate() {
+                let c = c as u32;
+                for &(b, e) in concept {
+                    if let Some(b) = b {
+                        for corpus in &self.base.fields {
+                            corpus.each(b, 0.0, |i, _| {
+                                if seen_doc[i] != c {
+                                    seen_doc[i] = c;
+                                    by_doc[i] += w;
+                                    if seen_all[i] != c {
+                                        seen_all[i] = c;
+                                        by_all[i] += w;
+                                    }
+                                }
+                            });
+                        }
+                    }
+                    if let Some(e) = e {
+                        ex.field.each(e, 0.0, |i, _| {
+                            if seen_all[i] != c {
+                                seen_all[i] = c;
+                                by_all[i] += w;
+                            }
+                        });
+                    }
+                }
+            }
+            let m = 1.0 / q.concept_total;
+            for i in 0..n {
+                x[i * STAGE1 + features::COVER_DOC] = by_doc[i] * m;
+                x[i * STAGE1 + features::COVER_ALL] = by_all[i] * m;
+            }
+        }
         let mut matched = vec![false; n];
         for (i, m) in matched.iter_mut().enumerate() {
             *m = x[i * STAGE1..i * STAGE1 + BM25].iter().any(|&v| v > 0.0);
@@ -1527,7 +1566,6 @@ impl SearchIndex {
         if !q.concepts.is_empty() {
             // Per field, the rarity-weighted share of concepts it covers (one search of the
             // action's tokens gives every field a token is in).
-            let (mut by_doc, mut by_all) = (0usize, 0usize);
             let mut covered = [0.0f32; FIELDS];
             for (c, &w) in q.concepts.iter().zip(&q.concept_weights) {
                 let in_fields = c
@@ -1535,10 +1573,7 @@ impl SearchIndex {
                     .filter_map(|(b, _)| *b)
                     .filter_map(|b| doc.binary_search(&b).ok())
                     .fold(0u8, |m, k| m | masks[k]);
-                let d = in_fields != 0;
                 let e = c.iter().any(|(_, e)| e.is_some_and(|e| contains(exs, e)));
-                by_doc += usize::from(d);
-                by_all += usize::from(d || e);
                 for (f, v) in covered.iter_mut().enumerate().take(FIELDS - 1) {
                     if in_fields & (1 << f) != 0 {
                         *v += w;
@@ -1548,8 +1583,6 @@ impl SearchIndex {
                     covered[FieldKind::Examples as usize] += w;
                 }
             }
-            put(COVER_DOC, by_doc as f32 / q.concepts.len() as f32);
-            put(COVER_ALL, by_all as f32 / q.concepts.len() as f32);
             for (f, v) in covered.iter().enumerate() {
                 put(COVER_FIELD + f, v / q.concept_total);
             }

@@ -181,6 +181,9 @@ pub(crate) struct Base {
     doc_tokens: Vec<Vec<u32>>,
     /// Per action, parallel to `doc_tokens`: the fields (bit `f`) each token is in.
     field_masks: Vec<Vec<u8>>,
+    /// Per token id, the actions whose own text has it, ascending (`doc_tokens` inverted:
+    /// one walk per token instead of one per field and token).
+    token_docs: Vec<Vec<u32>>,
     /// Inverse document frequency of each token over the actions' own text.
     idf: HashMap<u32, f32>,
     /// Sorted token ids of each action's name, operationId, summary and path: what learned
@@ -196,6 +199,21 @@ pub(crate) struct Base {
     /// Per action, the actions on the same resource with their relation, by position (that
     /// is, by name).
     siblings: Vec<Vec<(u32, Relation)>>,
+}
+
+/// Per token id, the documents that hold it, ascending.
+fn invert(docs: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        for &t in d {
+            let t = t as usize;
+            if out.len() <= t {
+                out.resize_with(t + 1, Vec::new);
+            }
+            out[t].push(i as u32);
+        }
+    }
+    out
 }
 
 /// For every action, its siblings on the same resource (see [`Relation`]).
@@ -347,6 +365,7 @@ impl Base {
             fields,
             shapes,
             shape_ids,
+            token_docs: invert(&doc_tokens),
             doc_tokens,
             field_masks,
             idf,
@@ -1332,18 +1351,19 @@ impl SearchIndex {
             for (c, (concept, &w)) in q.concepts.iter().zip(&q.concept_weights).enumerate() {
                 let c = c as u32;
                 for &(b, e) in concept {
-                    if let Some(b) = b {
-                        for corpus in &self.base.fields {
-                            corpus.each(b, 0.0, |i, _| {
-                                if seen_doc[i] != c {
-                                    seen_doc[i] = c;
-                                    by_doc[i] += w;
-                                    if seen_all[i] != c {
-                                        seen_all[i] = c;
-                                        by_all[i] += w;
-                                    }
-                                }
-                            });
+                    for &i in b
+                        .and_then(|b| self.base.token_docs.get(b as usize))
+                        .into_iter()
+                        .flatten()
+                    {
+                        let i = i as usize;
+                        if seen_doc[i] != c {
+                            seen_doc[i] = c;
+                            by_doc[i] += w;
+                            if seen_all[i] != c {
+                                seen_all[i] = c;
+                                by_all[i] += w;
+                            }
                         }
                     }
                     if let Some(e) = e {

@@ -12,7 +12,9 @@ pub const B: f32 = 0.75;
 /// Token strings → dense ids, shared by every corpus of one index.
 #[derive(Debug, Default, Clone)]
 pub struct Dictionary {
-    ids: HashMap<String, u32>,
+    /// Keyed by words of the API document, which may come from the instance: std's seeded
+    /// hashing, so no document can be written to collide (the other maps key by ids).
+    ids: std::collections::HashMap<String, u32>,
 }
 
 impl Dictionary {

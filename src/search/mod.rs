@@ -26,8 +26,9 @@ pub mod tantivy_fields;
 pub mod text;
 pub mod vocabulary;
 
-// Fx hashing: the keys are token ids and words of the catalog and the labelled needs (not of
-// callers), looked up several hundred times per query.
+// Fx hashing for maps keyed by token ids and by words of the committed labelled needs, looked
+// up several hundred times per query; maps keyed by the API document's own words (which may
+// come from the instance) keep std's seeded hashing.
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::{Arc, OnceLock};
 
@@ -190,9 +191,9 @@ pub(crate) struct Base {
     /// associations point at.
     core_tokens: Vec<Vec<u32>>,
     /// Exact names and operationIds, for exact lookups.
-    exact: HashMap<String, usize>,
+    exact: std::collections::HashMap<String, usize>,
     /// The same, lower-cased, as a fallback.
-    exact_lower: HashMap<String, usize>,
+    exact_lower: std::collections::HashMap<String, usize>,
     operation_ids: Vec<String>,
     /// Token ids of the scope-cue words: organisation, team, repository, user.
     cue_ids: [Option<u32>; 4],
@@ -223,7 +224,7 @@ fn siblings_of(catalog: &Catalog) -> Vec<Vec<(u32, Relation)>> {
         .iter()
         .map(|a| structure::resource_key(&a.path))
         .collect();
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    let mut groups: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for (i, k) in keys.iter().enumerate() {
         if !k.0.is_empty() {
             groups.entry(k.0.as_str()).or_default().push(i);
@@ -342,8 +343,9 @@ impl Base {
                 path: ids_of(&s.path_words),
             })
             .collect();
-        let mut exact = HashMap::default();
-        let mut exact_lower = HashMap::default();
+        // Keyed by the document's names (std's seeded hashing, as `Dictionary`).
+        let mut exact = std::collections::HashMap::new();
+        let mut exact_lower = std::collections::HashMap::new();
         for (i, a) in catalog.actions().iter().enumerate() {
             exact.insert(a.name.as_str().to_string(), i);
             exact.insert(a.operation_id.as_str().to_string(), i);

@@ -51,8 +51,11 @@ impl Intent {
     }
 }
 
-/// The intent class of a word or phrase, if it is a verb the vocabulary knows. Inflected forms
-/// (`created`, `merging`, `adds`) count as their base verb.
+/// The intent class of a word or phrase, if it is a verb the vocabulary knows. A gerund
+/// (`merging`, `watching`) counts as its base verb; a past participle or a third-person / plural
+/// form does not (`the uploaded artifacts`, `keys registered on my profile`, `forks of a repo`,
+/// `people I follow`'s `follows`): in a need such words describe a thing rather than ask for an
+/// action, and as nouns they are often plural (cross-validated, `docs/search.md`, round 7).
 pub fn intent_of(word: &str) -> Option<Intent> {
     let lookup = |w: &str| {
         INTENT_WORDS
@@ -63,14 +66,8 @@ pub fn intent_of(word: &str) -> Option<Intent> {
     if let Some(i) = lookup(word) {
         return Some(i);
     }
-    for suffix in ["ing", "ed", "es", "s", "d"] {
-        if let Some(stem) = word.strip_suffix(suffix).filter(|s| s.len() >= 3) {
-            if let Some(i) = lookup(stem).or_else(|| lookup(&format!("{stem}e"))) {
-                return Some(i);
-            }
-        }
-    }
-    None
+    let stem = word.strip_suffix("ing").filter(|s| s.len() >= 3)?;
+    lookup(stem).or_else(|| lookup(&format!("{stem}e")))
 }
 
 /// The intent of an un-verb the vocabulary does not list ("unregister", "unpin", "unresolve"):
@@ -976,6 +973,25 @@ mod tests {
         let a = analyse("stop watching this repository", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         let a = analyse("watch this repository", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Create));
+    }
+
+    /// A gerund asks for its verb; a participle or an `-s` form names a thing (round 7).
+    #[test]
+    fn only_base_forms_and_gerunds_carry_an_intent() {
+        assert_eq!(intent_of("merging"), Some(Intent::Create));
+        assert_eq!(intent_of("deleting"), Some(Intent::Delete));
+        assert_eq!(intent_of("created"), None);
+        assert_eq!(intent_of("uploaded"), None);
+        assert_eq!(intent_of("forks"), None);
+        assert_eq!(intent_of("comments"), None);
+        let lex = lexicon(&["fork", "uploaded", "artifact", "release"]);
+        let a = analyse("forks of acme/web", &lex);
+        assert_eq!(a.primary_intent(), None);
+        assert!(a.plural, "forks is a plural noun here");
+        let a = analyse("uploaded artifacts of a release", &lex);
+        assert_eq!(a.primary_intent(), None);
+        let a = analyse("fork acme/web", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Create));
     }
 

@@ -433,8 +433,9 @@ struct Lifts {
     resource: PerWord,
     /// Per (word, action): log-lift of the action itself.
     action: PerWord,
-    /// Per word: log-lift of a resource (or an action) it was never seen with.
-    unseen: PerWord,
+    /// Per word id: log-lift of a resource (or an action) it was never seen with (0 for a word
+    /// of no need).
+    unseen: Vec<f32>,
     /// Function words of the needs → their id in the `fn_*` tables.
     fn_words: HashMap<String, u32>,
     /// Per function word, log-lift of each verb class.
@@ -550,11 +551,10 @@ impl Lifts {
                 ((c + LIFT_SMOOTHING * p) / (n + LIFT_SMOOTHING) / p).ln(),
             )
         }));
-        // One value per word, under key 0.
-        let unseen = PerWord::new(
-            word.iter()
-                .map(|(&w, &n)| ((w, 0), (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln())),
-        );
+        let mut unseen = vec![0.0f32; word.keys().max().map_or(0, |&w| w as usize + 1)];
+        for (&w, &n) in &word {
+            unseen[w as usize] = (LIFT_SMOOTHING / (n + LIFT_SMOOTHING)).ln();
+        }
         let resource = PerWord::new(resource.into_iter().map(|((w, r), c)| {
             let n = word[&w];
             let p = p_res(r);
@@ -576,6 +576,11 @@ impl Lifts {
 
     /// The class, scope and item lifts of the function words of `needs` (raw text, with the
     /// actions each is labelled with).
+    /// The log-lift of a resource or action word `w` was never seen with.
+    fn unseen_of(&self, w: u32) -> f32 {
+        self.unseen.get(w as usize).copied().unwrap_or(0.0)
+    }
+
     fn add_function_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
         let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
         let mut scope: HashMap<u32, [f32; 7]> = HashMap::default();
@@ -1660,8 +1665,7 @@ impl SearchIndex {
                     lr += m * lifts
                         .resource
                         .get(*w, r)
-                        .or_else(|| lifts.unseen.get(*w, 0))
-                        .unwrap_or(0.0);
+                        .unwrap_or_else(|| lifts.unseen_of(*w));
                 }
             }
             put(LEX_RESOURCE, lr);
@@ -1674,8 +1678,7 @@ impl SearchIndex {
                         m * lifts
                             .action
                             .get(*w, i as u32)
-                            .or_else(|| lifts.unseen.get(*w, 0))
-                            .unwrap_or(0.0)
+                            .unwrap_or_else(|| lifts.unseen_of(*w))
                     })
                     .sum();
                 put(LEX_ACTION, la);

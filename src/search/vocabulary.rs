@@ -53,9 +53,9 @@ impl Intent {
 
 /// The intent class of a word or phrase, if it is a verb the vocabulary knows. A gerund
 /// (`merging`, `watching`) counts as its base verb; a past participle or a third-person / plural
-/// form does not (`the uploaded artifacts`, `keys registered on my profile`, `forks of a repo`,
-/// `people I follow`'s `follows`): in a need such words describe a thing rather than ask for an
-/// action, and as nouns they are often plural (cross-validated, `docs/search.md`, round 7).
+/// form does not (`the uploaded artifacts`, `keys registered on my profile`, `forks of a repo`):
+/// in a need such words describe a thing rather than ask for an action, and as nouns they are
+/// often plural (cross-validated, `docs/search.md`, round 7).
 pub fn intent_of(word: &str) -> Option<Intent> {
     let lookup = |w: &str| {
         INTENT_WORDS

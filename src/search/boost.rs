@@ -81,54 +81,77 @@ pub fn eval(trees: &[Tree], x: &[f32]) -> f32 {
 
 /// The trees of a model laid out for evaluation: every tree's nodes and leaves in two
 /// contiguous arrays (a [`Tree`] keeps three vectors of its own, so walking 200 of them is 600
-/// scattered reads). [`Forest::eval`] gives what [`eval`] gives, bit for bit: same trees, same
-/// order of summation.
+/// scattered reads), every tree padded to the same number of internal nodes so that a tree is
+/// a fixed-size chunk and its walk a fixed number of steps. [`Forest::eval`] gives what
+/// [`eval`] gives, bit for bit: same leaves, same order of summation.
 #[derive(Debug, Clone, Default)]
 pub struct Forest {
-    /// Per internal node: its feature (`NO_SPLIT`: none) and threshold.
+    /// `internal` nodes per tree: feature and threshold (a node without a split has threshold
+    /// +∞ and feature [`NO_SPLIT`], which reads as 0: every `x` goes left).
     nodes: Vec<(u16, f32)>,
+    /// `internal + 1` leaves per tree.
     leaves: Vec<f32>,
-    /// Per tree: where its nodes and its leaves start, and how many internal nodes it has.
-    starts: Vec<(u32, u32, u32)>,
+    /// Internal nodes per tree: the most any tree has.
+    internal: usize,
+    trees: usize,
 }
 
 impl Forest {
-    /// Lays out `trees`.
+    /// Lays out `trees`. A tree with fewer internal nodes than the largest gains nodes without
+    /// a split; each of its leaves moves to where always going left from it ends.
     pub fn new(trees: &[Tree]) -> Forest {
-        let mut f = Forest::default();
+        let internal = trees.iter().map(|t| t.feature.len()).max().unwrap_or(0);
+        let mut f = Forest {
+            internal,
+            trees: trees.len(),
+            ..Forest::default()
+        };
         for t in trees {
-            f.starts.push((
-                f.nodes.len() as u32,
-                f.leaves.len() as u32,
-                t.feature.len() as u32,
-            ));
+            let m = t.feature.len();
+            f.nodes.extend(
+                t.feature
+                    .iter()
+                    .zip(&t.threshold)
+                    .map(|(&f, &t)| (f, if f == NO_SPLIT { f32::INFINITY } else { t })),
+            );
             f.nodes
-                .extend(t.feature.iter().copied().zip(t.threshold.iter().copied()));
-            f.leaves.extend_from_slice(&t.leaf);
+                .extend(std::iter::repeat_n((NO_SPLIT, f32::INFINITY), internal - m));
+            let mut leaves = vec![0.0f32; internal + 1];
+            for (j, &v) in t.leaf.iter().enumerate() {
+                let mut k = m + j;
+                while k < internal {
+                    k = 2 * k + 1;
+                }
+                if let Some(slot) = leaves.get_mut(k - internal) {
+                    *slot = v;
+                }
+            }
+            f.leaves.extend_from_slice(&leaves);
         }
         f
     }
 
     /// No trees.
     pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
+        self.trees == 0
     }
 
-    /// The sum of every tree's value for dense features `x`.
+    /// The sum of every tree's value for dense features `x` (features past its end read as 0).
     pub fn eval(&self, x: &[f32]) -> f32 {
-        self.starts
-            .iter()
-            .map(|&(n, l, internal)| {
-                let nodes = &self.nodes[n as usize..(n + internal) as usize];
+        let n = self.internal;
+        if n == 0 {
+            return self.leaves.iter().sum();
+        }
+        self.nodes
+            .chunks_exact(n)
+            .zip(self.leaves.chunks_exact(n + 1))
+            .map(|(nodes, leaves)| {
                 let mut k = 0usize;
                 while let Some(&(f, t)) = nodes.get(k) {
-                    let left = f == NO_SPLIT || x.get(f as usize).copied().unwrap_or(0.0) <= t;
-                    k = 2 * k + if left { 1 } else { 2 };
+                    let left = x.get(f as usize).copied().unwrap_or(0.0) <= t;
+                    k = 2 * k + 2 - usize::from(left);
                 }
-                self.leaves
-                    .get(l as usize + k - internal as usize)
-                    .copied()
-                    .unwrap_or(0.0)
+                leaves[k - n]
             })
             .sum()
     }
@@ -405,6 +428,46 @@ mod tests {
         (0..=30)
             .map(|k| eval(trees, &[k as f32 / 20.0, other]))
             .collect()
+    }
+
+    #[test]
+    fn trees_of_different_sizes_are_padded_without_changing_their_values() {
+        // A stump, a tree of two levels and a tree with two internal nodes (not complete: its
+        // node 2 is a leaf), over two features.
+        let trees = [
+            Tree {
+                feature: vec![0],
+                threshold: vec![0.5],
+                leaf: vec![1.0, 2.0],
+            },
+            Tree {
+                feature: vec![1, 0, NO_SPLIT],
+                threshold: vec![0.25, 0.75, 0.0],
+                leaf: vec![10.0, 20.0, 30.0, 40.0],
+            },
+            Tree {
+                feature: vec![1, 0],
+                threshold: vec![0.5, 0.1],
+                leaf: vec![100.0, 200.0, 300.0],
+            },
+            Tree {
+                feature: vec![],
+                threshold: vec![],
+                leaf: vec![1000.0],
+            },
+        ];
+        let forest = Forest::new(&trees);
+        for a in [0.0, 0.05, 0.3, 0.6, 0.9, f32::NAN] {
+            for b in [0.0, 0.2, 0.4, 0.7, f32::NAN] {
+                let x = [a, b];
+                assert_eq!(
+                    forest.eval(&x).to_bits(),
+                    eval(&trees, &x).to_bits(),
+                    "{x:?}"
+                );
+            }
+        }
+        assert_eq!(Forest::new(&trees[3..]).eval(&[]), 1000.0);
     }
 
     #[test]

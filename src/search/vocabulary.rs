@@ -503,12 +503,32 @@ pub fn stem(w: &str) -> String {
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions, `strsim`),
-/// capped at `max + 1`; words whose lengths alone differ by more than `max` are not compared.
+/// capped at `max + 1`. Words whose lengths or letters alone put them more than `max` edits
+/// apart are not aligned: typo correction compares a word with thousands of catalog words.
 fn osa_distance(a: &str, b: &str, max: usize) -> usize {
-    if a.len().abs_diff(b.len()) > max {
+    if letter_bound(a, b) > max {
         return max + 1;
     }
     strsim::osa_distance(a, b).min(max + 1)
+}
+
+/// A lower bound of the OSA distance from the words' letter counts: a substitution changes
+/// the counts' L1 distance by at most 2, an insertion or a deletion by 1, a transposition by
+/// 0, so `d ≥ ⌈L1 ÷ 2⌉` (and `d ≥` the difference in length, which the L1 distance also
+/// bounds). Characters are counted in 64 buckets (a shared bucket only lowers the bound).
+fn letter_bound(a: &str, b: &str) -> usize {
+    let mut counts = [0i32; 64];
+    let (mut la, mut lb) = (0usize, 0usize);
+    for c in a.chars() {
+        counts[(c as usize) & 63] += 1;
+        la += 1;
+    }
+    for c in b.chars() {
+        counts[(c as usize) & 63] -= 1;
+        lb += 1;
+    }
+    let l1: u32 = counts.iter().map(|c| c.unsigned_abs()).sum();
+    (l1 as usize).div_ceil(2).max(la.abs_diff(lb))
 }
 
 /// Splits normalised text into raw tokens: lower-case, values (numbers, versions, `owner/repo`,
@@ -520,7 +540,10 @@ pub fn tokenize(query: &str) -> Vec<String> {
         if chunk.contains('/') || chunk.contains('\\') {
             continue;
         }
-        let lowered = chunk.to_lowercase().replace("'s", "").replace("’s", "");
+        let mut lowered = chunk.to_lowercase();
+        if lowered.contains(['\'', '’']) {
+            lowered = lowered.replace("'s", "").replace("’s", "");
+        }
         let mut cur = String::new();
         let push = |cur: &mut String, out: &mut Vec<String>| {
             let t = cur.trim_matches(|c| c == '-' || c == '\'');
@@ -875,6 +898,15 @@ mod tests {
         );
         assert!(tokenize("").is_empty());
         assert!(tokenize("!!! ### 123 ~~~").is_empty());
+    }
+
+    proptest::proptest! {
+        /// The letter-count bound never exceeds the distance, so skipping the alignment when
+        /// it is over `max` changes no answer.
+        #[test]
+        fn letter_bound_is_a_lower_bound(a in "[a-eé日]{0,9}", b in "[a-eé日]{0,9}") {
+            proptest::prop_assert!(letter_bound(&a, &b) <= strsim::osa_distance(&a, &b));
+        }
     }
 
     #[test]

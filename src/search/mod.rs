@@ -1389,21 +1389,17 @@ impl SearchIndex {
                 x[i * STAGE1 + features::COVER_ALL] = by_all[i] * m;
             }
         }
-        // Each BM25 feature divided by its best value for this query: scores of long and
-        // short queries become comparable. (Row by row: a column walk would touch a cache line
-        // per action and feature.)
         let mut matched = vec![false; n];
-        let mut max = [0.0f32; BM25];
-        for (row, m) in x.chunks_exact(STAGE1).zip(&mut matched) {
-            *m = row[..BM25].iter().any(|&v| v > 0.0);
-            for (best, &v) in max.iter_mut().zip(&row[..BM25]) {
-                *best = best.max(v);
-            }
+        for (i, m) in matched.iter_mut().enumerate() {
+            *m = x[i * STAGE1..i * STAGE1 + BM25].iter().any(|&v| v > 0.0);
         }
-        for row in x.chunks_exact_mut(STAGE1) {
-            for (v, &best) in row[..BM25].iter_mut().zip(&max) {
-                if best > 0.0 {
-                    *v /= best;
+        // Each BM25 feature divided by its best value for this query: scores of long and
+        // short queries become comparable.
+        for j in 0..BM25 {
+            let max = (0..n).map(|i| x[i * STAGE1 + j]).fold(0.0f32, f32::max);
+            if max > 0.0 {
+                for i in 0..n {
+                    x[i * STAGE1 + j] /= max;
                 }
             }
         }

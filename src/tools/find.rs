@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{ToolOutput, bool_arg, check_known, int_arg};
 use crate::catalog::Domain;
-use crate::render::card::{MAX_SIBLINGS, card_json, card_text, compact_schema, siblings_text};
+use crate::render::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
 use crate::state::State;
 
@@ -158,10 +158,12 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
             json!({"name": a.name.as_str(), "method": a.method.as_str(), "path": a.path, "relation": r.as_str()})
         })
         .collect();
-    for hit in hits.iter().take(input.include_schema) {
-        let action = &actions[hit.action.index()];
-        let schema = compact_schema(&action.input_schema);
-        text.push_str(&format!("input schema of {}: {}\n", action.name, schema));
+    // The schema the JSON card carries, not a second compaction of the action's schema.
+    for (hit, card) in hits.iter().zip(&cards).take(input.include_schema) {
+        if let Some(schema) = card.get("input_schema") {
+            let name = &actions[hit.action.index()].name;
+            text.push_str(&format!("input schema of {name}: {schema}\n"));
+        }
     }
     text.push_str("Call gitea_execute_action with {\"action\": <name>, \"arguments\": {...}}.");
     ToolOutput::ok(
@@ -208,7 +210,10 @@ mod tests {
             "{}",
             out.text
         );
-        assert!(out.text.contains("input schema of gitea_pull_merge: "));
+        assert!(out.text.contains(&format!(
+            "input schema of gitea_pull_merge: {}\n",
+            results[0]["input_schema"]
+        )));
         // The card's schema is compact: no sudo, no additionalProperties.
         let schema = results[0]["input_schema"].to_string();
         assert!(

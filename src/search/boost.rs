@@ -93,7 +93,6 @@ pub struct Forest {
     leaves: Vec<f32>,
     /// Internal nodes per tree: the most any tree has.
     internal: usize,
-    trees: usize,
 }
 
 impl Forest {
@@ -103,7 +102,6 @@ impl Forest {
         let internal = trees.iter().map(|t| t.feature.len()).max().unwrap_or(0);
         let mut f = Forest {
             internal,
-            trees: trees.len(),
             ..Forest::default()
         };
         for t in trees {
@@ -131,9 +129,9 @@ impl Forest {
         f
     }
 
-    /// No trees.
+    /// No trees (every tree has at least one leaf).
     pub fn is_empty(&self) -> bool {
-        self.trees == 0
+        self.leaves.is_empty()
     }
 
     /// The sum of every tree's value for dense features `x` (features past its end read as 0).
@@ -467,7 +465,9 @@ mod tests {
                 );
             }
         }
-        assert_eq!(Forest::new(&trees[3..]).eval(&[]), 1000.0);
+        let leaf_only = Forest::new(&trees[3..]);
+        assert!(!leaf_only.is_empty());
+        assert_eq!(leaf_only.eval(&[]), 1000.0);
     }
 
     #[test]

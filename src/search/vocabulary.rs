@@ -910,6 +910,22 @@ mod tests {
     }
 
     #[test]
+    fn letter_bound_prunes_words_of_other_letters() {
+        assert_eq!(
+            letter_bound("lsit", "list"),
+            0,
+            "a transposition keeps the counts"
+        );
+        assert_eq!(letter_bound("abcdef", "uvwxyz"), 6);
+        assert_eq!(
+            letter_bound("", "abcd"),
+            4,
+            "the length difference bounds it too"
+        );
+        assert_eq!(letter_bound("créer", "creer"), 1);
+    }
+
+    #[test]
     fn osa_counts_transpositions_once_and_caps() {
         assert_eq!(osa_distance("lsit", "list", 2), 1);
         assert_eq!(osa_distance("abc", "abc", 2), 0);

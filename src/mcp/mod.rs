@@ -26,6 +26,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use crate::app::App;
 use crate::audit::{Entry, Facts, OutcomeKind};
@@ -611,31 +612,36 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
+        // `instrument`, not `enter`: a guard held across an await leaks the span into whatever
+        // else the worker thread polls, and the subscriber panics when that span has closed.
         let span = tracing::info_span!("tool_call", tool = %outbound::clip(&name, 100));
-        let _enter = span.enter();
-        let origin = origin_of(&context).ok_or_else(no_caller)?;
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        if !modern {
-            let out = self
-                .call_asking(&name, args, &origin, Some(&context.peer))
-                .await;
-            tracing::info!(is_error = out.is_error, "tool call answered");
-            return Ok(call_result(out).into());
+        async {
+            let origin = origin_of(&context).ok_or_else(no_caller)?;
+            let modern = context
+                .protocol_version()
+                .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+            if !modern {
+                let out = self
+                    .call_asking(&name, args, &origin, Some(&context.peer))
+                    .await;
+                tracing::info!(is_error = out.is_error, "tool call answered");
+                return Ok(call_result(out).into());
+            }
+            let asks = context
+                .client_capabilities()
+                .and_then(|c| c.elicitation)
+                .is_some();
+            self.call_in_rounds(
+                &name,
+                args,
+                &origin,
+                asks,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+            )
+            .await
         }
-        let asks = context
-            .client_capabilities()
-            .and_then(|c| c.elicitation)
-            .is_some();
-        self.call_in_rounds(
-            &name,
-            args,
-            &origin,
-            asks,
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-        )
+        .instrument(span)
         .await
     }
 

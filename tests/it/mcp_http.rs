@@ -12,7 +12,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::common::{Captured, FIXTURE, bin_with_empty_env, http_client};
-use crate::support::FakeGitea;
+use crate::support::{FakeGitea, Fault};
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
@@ -414,35 +414,59 @@ async fn a_session_lives_from_initialize_to_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_on_one_session_are_all_answered() {
     let fake = fake_with_repo().await;
-    let server = HttpServer::start(&[], &env_for(&fake)).await;
+    // One issue answers later, so the calls finish in another order than they started.
+    fake.inject(Fault::Delay(Duration::from_millis(30)).on("GET", "/repos/alice/demo/issues/2"));
+    let mut env = env_for(&fake);
+    env.push(("RATE_LIMIT_PER_IP", "1000000".into()));
+    env.push(("RATE_LIMIT_PER_CREDENTIAL", "1000000".into()));
+    let server = HttpServer::start(&[], &env).await;
     let mcp = Endpoint::of(&server);
-    let session = mcp.open_session().await;
-    let calls = (0..4).map(|i| {
-        let (mcp, session) = (mcp.clone(), session.clone());
-        async move {
-            let msg = request(
-                100 + i,
-                "tools/call",
-                json!({"name": "gitea_execute_action", "arguments": {"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "demo", "index": 1 + i % 2}}}),
-            );
-            // The conformance suite sends an older supported version on later requests.
-            let answer = mcp.post(&msg,
-                &[(SESSION, &session), ("mcp-protocol-version", "2025-03-26")],
-            )
-            .await;
-            (i, answer)
-        }
-    });
-    let answers = futures_join_all(calls).await;
-    for (i, a) in answers {
-        assert_eq!(a.status, StatusCode::OK, "{}", a.body);
-        let out = a.result(100 + i);
-        assert_eq!(out["isError"], false, "{out}");
-        assert_eq!(
-            out["structuredContent"]["data"]["title"],
-            format!("Issue {}", 1 + i % 2),
-            "{out}"
+    // Many rounds: a span entered across an await once killed a session's worker in about one
+    // round in a hundred (every stream of the session then ended without its answer).
+    for round in 0..200 {
+        let session = mcp.open_session().await;
+        let calls = (0..4).map(|i| {
+            let (mcp, session) = (mcp.clone(), session.clone());
+            async move {
+                let msg = request(
+                    100 + i,
+                    "tools/call",
+                    json!({"name": "gitea_execute_action", "arguments": {"action": "gitea_issue_get", "arguments": {"owner": "alice", "repo": "demo", "index": 1 + i % 2}}}),
+                );
+                // The conformance suite sends an older supported version on later requests.
+                let answer = mcp
+                    .post(
+                        &msg,
+                        &[(SESSION, &session), ("mcp-protocol-version", "2025-03-26")],
+                    )
+                    .await;
+                (i, answer)
+            }
+        });
+        let answers = futures_join_all(calls).await;
+        let stderr = server.stderr();
+        assert!(
+            !stderr.contains("panicked"),
+            "round {round}: the server panicked:\n{stderr}"
         );
+        for (i, a) in answers {
+            assert_eq!(a.status, StatusCode::OK, "round {round}: {}", a.body);
+            let out = a.result(100 + i);
+            assert_eq!(out["isError"], false, "round {round}: {out}");
+            assert_eq!(
+                out["structuredContent"]["data"]["title"],
+                format!("Issue {}", 1 + i % 2),
+                "round {round}: {out}"
+            );
+        }
+        let closed = mcp
+            .c
+            .delete(&mcp.url)
+            .header(SESSION, &session)
+            .send()
+            .await
+            .expect("DELETE /mcp");
+        assert!(closed.status().is_success(), "{}", closed.status());
     }
     server.stop();
 }

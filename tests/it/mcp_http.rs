@@ -218,6 +218,17 @@ impl Endpoint {
             .await
     }
 
+    /// DELETE /mcp for `session`; the status.
+    async fn delete_session(&self, session: &str) -> StatusCode {
+        self.c
+            .delete(&self.url)
+            .header(SESSION, session)
+            .send()
+            .await
+            .expect("DELETE /mcp")
+            .status()
+    }
+
     /// initialize + notifications/initialized; returns the session id.
     async fn open_session(&self) -> String {
         let init = self.post(&initialize_message(1), &[]).await;
@@ -390,14 +401,8 @@ async fn a_session_lives_from_initialize_to_delete() {
         .await;
     assert_eq!(other.status, StatusCode::NOT_FOUND, "{}", other.body);
 
-    let deleted = mcp
-        .c
-        .delete(&mcp.url)
-        .header(SESSION, s)
-        .send()
-        .await
-        .expect("DELETE /mcp");
-    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let deleted = mcp.delete_session(s).await;
+    assert!(deleted.is_success(), "{deleted}");
     let after = mcp.in_session(s, 8, "ping", json!({})).await;
     assert_eq!(after.status, StatusCode::NOT_FOUND, "{}", after.body);
     let after = mcp.in_session(s, 9, "tools/list", json!({})).await;
@@ -459,14 +464,8 @@ async fn concurrent_requests_on_one_session_are_all_answered() {
                 "round {round}: {out}"
             );
         }
-        let closed = mcp
-            .c
-            .delete(&mcp.url)
-            .header(SESSION, &session)
-            .send()
-            .await
-            .expect("DELETE /mcp");
-        assert!(closed.status().is_success(), "{}", closed.status());
+        let closed = mcp.delete_session(&session).await;
+        assert!(closed.is_success(), "round {round}: {closed}");
     }
     server.stop();
 }

@@ -275,6 +275,8 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
             .collect();
         eprintln!("terms: {}", terms.join(" "));
         eprintln!("concepts: {:?}", a.concepts);
+        let object: Vec<_> = a.object.iter().map(|&c| &a.concepts[c]).collect();
+        eprintln!("object: {object:?}");
         eprintln!(
             "intents: {:?} from_typo={} self={} admin={} collection={} plural={}",
             a.intents,

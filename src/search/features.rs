@@ -6,7 +6,8 @@
 //! nearest-example similarity; verb intent × verb class; learned lifts of class, scope and item;
 //! the rarity-weighted share of the query's concepts the action's text (and its examples) cover.
 //! Stage two (for the best stage-one candidates) adds concept coverage per field, name and path coverage,
-//! item × collection, scope × scope cue, resource and action lifts, identifiers needed.
+//! item × collection, scope × scope cue, resource and action lifts, identifiers needed, and
+//! how the need's object (the noun phrase after its verb) names the action's resource.
 //! Every weight is learned (`fit.rs`); nothing here says how much a feature counts.
 
 use super::structure::Scope;
@@ -96,8 +97,16 @@ pub const SCOPE: usize = COVER_FIELD + FIELDS;
 pub const CUES: usize = 5;
 /// First of the scope × cue crosses: `SCOPE_CUE + scope * CUES + cue`.
 pub const SCOPE_CUE: usize = SCOPE + Scope::ALL.len();
+/// The head of the need's object (see `Analysis::object`) names the action's resource.
+pub const HEAD_RESOURCE: usize = SCOPE_CUE + Scope::ALL.len() * CUES;
+/// … a noun of the action's name.
+pub const HEAD_NAME: usize = HEAD_RESOURCE + 1;
+/// Share of the resource's words the object phrase names.
+pub const OBJECT_RESOURCE: usize = HEAD_RESOURCE + 2;
+/// Learned log-lift of the action's resource given the head's words.
+pub const LEX_HEAD_RESOURCE: usize = HEAD_RESOURCE + 3;
 /// Number of features.
-pub const COUNT: usize = SCOPE_CUE + Scope::ALL.len() * CUES;
+pub const COUNT: usize = HEAD_RESOURCE + 4;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -160,6 +169,14 @@ pub fn names() -> Vec<String> {
             out.push(format!("scope.{}.{c}", s.as_str()));
         }
     }
+    for n in [
+        "head.resource",
+        "head.name",
+        "object.resource",
+        "lex.head.resource",
+    ] {
+        out.push(n.to_string());
+    }
     debug_assert_eq!(out.len(), COUNT);
     out
 }
@@ -173,7 +190,16 @@ pub fn is_evidence(name: &str) -> bool {
     ["bm25.", "knn.", "cover.", "lex."]
         .iter()
         .any(|p| name.starts_with(p))
-        || matches!(name, "name.cover" | "resource" | "parent" | "path.cover")
+        || matches!(
+            name,
+            "name.cover"
+                | "resource"
+                | "parent"
+                | "path.cover"
+                | "head.resource"
+                | "head.name"
+                | "object.resource"
+        )
 }
 
 #[cfg(test)]

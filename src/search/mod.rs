@@ -178,6 +178,9 @@ pub(crate) struct Base {
     fields: Vec<Corpus>,
     shapes: Vec<Shape>,
     shape_ids: Vec<ShapeIds>,
+    /// Sorted token ids of every action's resource and name nouns: the words that can head a
+    /// need's object.
+    nouns: Vec<u32>,
     /// Sorted token ids of each action's own text (every field but the examples).
     doc_tokens: Vec<Vec<u32>>,
     /// Per action, parallel to `doc_tokens`: the fields (bit `f`) each token is in.
@@ -334,7 +337,7 @@ impl Base {
             out.dedup();
             out
         };
-        let shape_ids = shapes
+        let shape_ids: Vec<ShapeIds> = shapes
             .iter()
             .map(|s| ShapeIds {
                 name_nouns: ids_of(&s.name_nouns),
@@ -343,6 +346,12 @@ impl Base {
                 path: ids_of(&s.path_words),
             })
             .collect();
+        let mut nouns: Vec<u32> = shape_ids
+            .iter()
+            .flat_map(|s| s.resource.iter().chain(&s.name_nouns).copied())
+            .collect();
+        nouns.sort_unstable();
+        nouns.dedup();
         // Keyed by the document's names (std's seeded hashing, as `Dictionary`).
         let mut exact = std::collections::HashMap::new();
         let mut exact_lower = std::collections::HashMap::new();
@@ -367,6 +376,7 @@ impl Base {
             fields,
             shapes,
             shape_ids,
+            nouns,
             token_docs: invert(&doc_tokens),
             doc_tokens,
             field_masks,
@@ -902,6 +912,11 @@ pub(crate) struct Query {
     number_value: bool,
     /// Stems of the typed and vocabulary terms (keys of the word × shape weights).
     stems: Vec<String>,
+    /// Sorted base ids of the object phrase's words, and of its head's.
+    object_ids: Vec<u32>,
+    head_ids: Vec<u32>,
+    /// Example-dictionary ids of the head's words (for its resource lift).
+    head_ex: Vec<u32>,
     /// The query's function words, as keys of the word × shape weights (`~my`, `~every`).
     fn_keys: Vec<String>,
     /// The mean of the word × shape weights of `stems` (see [`Model::words`]).
@@ -1264,6 +1279,41 @@ impl SearchIndex {
             })
             .collect();
         let concept_total = concept_weights.iter().sum();
+        // The need's object and its head: the phrase's last word that names some action's
+        // resource or a noun of its name ("a private *repository* owned by…"), else its last.
+        let object_stems: Vec<Vec<String>> = analysis
+            .object
+            .iter()
+            .map(|&c| {
+                analysis.concepts[c]
+                    .iter()
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .collect()
+            })
+            .collect();
+        let is_noun = |s: &String| base.dict.get(s).is_some_and(|b| contains(&base.nouns, b));
+        let head = object_stems
+            .iter()
+            .rposition(|c| c.iter().any(is_noun))
+            .or(object_stems.len().checked_sub(1));
+        let (mut object_ids, mut head_ids, mut head_ex) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, c) in object_stems.iter().enumerate() {
+            for s in c {
+                if let Some(b) = base.dict.get(s) {
+                    object_ids.push(b);
+                    if Some(k) == head {
+                        head_ids.push(b);
+                    }
+                }
+                if let Some(e) = ex.dict.get(s).filter(|_| Some(k) == head) {
+                    head_ex.push(e);
+                }
+            }
+        }
+        for v in [&mut object_ids, &mut head_ids, &mut head_ex] {
+            v.sort_unstable();
+            v.dedup();
+        }
         // In a long need, what comes after "I want to" is what is wanted.
         let mut intent = analysis.wanted.or(analysis.primary_intent());
         if intent == Some(Intent::Get) && (analysis.wants_collection || analysis.plural) {
@@ -1309,6 +1359,9 @@ impl SearchIndex {
             }
         }
         Query {
+            object_ids,
+            head_ids,
+            head_ex,
             fn_keys,
             stems: seen,
             word_shape,
@@ -1632,6 +1685,27 @@ impl SearchIndex {
             put(PARENT, share(&ids.parent));
         }
         put(PATH_COVER, share(&ids.path));
+        if !q.head_ids.is_empty() {
+            let names = |words: &[u32], of: &[u32]| words.iter().any(|&w| contains(of, w));
+            put(
+                HEAD_RESOURCE,
+                f32::from(u8::from(names(&ids.resource, &q.head_ids))),
+            );
+            put(
+                HEAD_NAME,
+                f32::from(u8::from(names(&ids.name_nouns, &q.head_ids))),
+            );
+            if !ids.resource.is_empty() {
+                put(
+                    OBJECT_RESOURCE,
+                    ids.resource
+                        .iter()
+                        .filter(|&&w| contains(&q.object_ids, w))
+                        .count() as f32
+                        / ids.resource.len() as f32,
+                );
+            }
+        }
         let asks_delete = q.analysis.intents.contains(&Intent::Delete);
         put(
             UPSERT_CREATE,
@@ -1669,6 +1743,19 @@ impl SearchIndex {
                 }
             }
             put(LEX_RESOURCE, lr);
+            if let (Some(r), false) = (res, q.head_ex.is_empty()) {
+                let lh = q
+                    .head_ex
+                    .iter()
+                    .map(|&w| {
+                        lifts
+                            .resource
+                            .get(w, r)
+                            .unwrap_or_else(|| lifts.unseen_of(w))
+                    })
+                    .fold(f32::MIN, f32::max);
+                put(LEX_HEAD_RESOURCE, lh);
+            }
             if self.examples.has[i] {
                 let la: f32 = q
                     .words

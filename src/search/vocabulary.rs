@@ -331,6 +331,11 @@ pub struct Analysis {
     /// The intent of the first verb right after a word of wanting ("I want to *merge*", "how
     /// do I *delete*"): in a long need, what is wanted rather than the context told before.
     pub wanted: Option<Intent>,
+    /// The object of the need: indices into `concepts` of the noun phrase after the first verb
+    /// (or the wanted verb; the query's first phrase when no verb comes first), up to the first
+    /// word that adds no concept ("delete the *issue comment* from…"). The search takes its
+    /// last catalog noun as the head.
+    pub object: Vec<usize>,
     /// Typed words the analysis dropped: neither known nor correctable (for diagnostics).
     pub dropped: Vec<String>,
     /// Typed words corrected, with their correction (for diagnostics).
@@ -721,7 +726,9 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             a.wanted = Some(int);
         }
     };
+    let mut object = ObjectPhrase::default();
     while i < tokens.len() {
+        object.step(&a);
         if WANT_WORDS.contains(&tokens[i].as_str()) {
             marker = Some(i);
         }
@@ -850,10 +857,61 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             add(&mut a, &word, origin);
         }
     }
+    object.step(&a);
     if a.concepts.last().is_some_and(Vec::is_empty) {
         a.concepts.pop();
     }
+    a.object = object.phrase;
     a
+}
+
+/// Follows the object phrase of a need token by token (see [`Analysis::object`]).
+#[derive(Default)]
+struct ObjectPhrase {
+    /// The verb the object follows has been seen.
+    verb_seen: bool,
+    /// The phrase has ended.
+    complete: bool,
+    /// How many intents the analysis had, and whether it knew the wanted verb, before the
+    /// token in hand.
+    intents: usize,
+    wanted: bool,
+    phrase: Vec<usize>,
+}
+
+impl ObjectPhrase {
+    /// Takes in the token (or phrase) just analysed: its concept is the last of `a.concepts`,
+    /// empty when it added none (a stop word, a negated or dropped word).
+    fn step(&mut self, a: &Analysis) {
+        let verb = a.intents.len() > self.intents;
+        let wanted_now = a.wanted.is_some() && !self.wanted;
+        self.intents = a.intents.len();
+        self.wanted = a.wanted.is_some();
+        if wanted_now {
+            // "I want to *delete* …": the phrase after the wanted verb is the object.
+            self.verb_seen = true;
+            self.complete = false;
+            self.phrase.clear();
+            return;
+        }
+        let content = a.concepts.last().is_some_and(|c| !c.is_empty());
+        if self.complete || a.concepts.is_empty() {
+            return;
+        }
+        if self.phrase.is_empty() {
+            // Articles and the like before the phrase are skipped; the first verb anchors it
+            // ("add a comment": `comment` is a noun there).
+            if verb && !self.verb_seen {
+                self.verb_seen = true;
+            } else if content {
+                self.phrase.push(a.concepts.len() - 1);
+            }
+        } else if content {
+            self.phrase.push(a.concepts.len() - 1);
+        } else {
+            self.complete = true;
+        }
+    }
 }
 
 /// Words of wanting: the verb right after one says what is wanted.
@@ -1072,6 +1130,57 @@ mod tests {
                 assert_eq!(t.word, t.word.to_lowercase(), "{q:?}");
             }
             assert!(a.concepts.iter().all(|c| !c.is_empty()), "{q:?}");
+            assert!(
+                a.object.windows(2).all(|w| w[0] + 1 == w[1])
+                    && a.object.iter().all(|&c| c < a.concepts.len()),
+                "{q:?}: the object is a run of the query's concepts: {:?}",
+                a.object
+            );
         }
+    }
+
+    /// The object is the phrase after the verb, up to the first word that adds no concept.
+    #[test]
+    fn the_object_is_the_noun_phrase_after_the_verb() {
+        let lex = lexicon(&[
+            "delete",
+            "issue",
+            "comment",
+            "repository",
+            "assignees",
+            "team",
+            "add",
+            "private",
+            "owned",
+            "organization",
+        ]);
+        let object = |q: &str| -> Vec<String> {
+            let a = analyse(q, &lex);
+            a.object.iter().map(|&c| a.concepts[c].join("+")).collect()
+        };
+        assert_eq!(
+            object("delete the issue comment from acme/web"),
+            ["issue", "comment"]
+        );
+        assert_eq!(
+            object("add a comment"),
+            ["comment"],
+            "a verb word as the noun"
+        );
+        assert_eq!(
+            object("repo assignees"),
+            ["repository", "assignees"],
+            "no verb"
+        );
+        assert_eq!(
+            object("make a new private repository owned by our organization"),
+            ["private", "repository", "owned"]
+        );
+        assert_eq!(
+            object("The team keeps adding noise. I want to delete the comment for good"),
+            ["comment"],
+            "the wanted verb's phrase, not the story's"
+        );
+        assert!(object("the of and").is_empty());
     }
 }

@@ -105,8 +105,14 @@ pub const HEAD_NAME: usize = HEAD_RESOURCE + 1;
 pub const OBJECT_RESOURCE: usize = HEAD_RESOURCE + 2;
 /// Learned log-lift of the action's resource given the head's words.
 pub const LEX_HEAD_RESOURCE: usize = HEAD_RESOURCE + 3;
+/// The object's head is plural and the action lists.
+pub const HEAD_PLURAL_LIST: usize = HEAD_RESOURCE + 4;
+/// … plural, and the action targets one item.
+pub const HEAD_PLURAL_ITEM: usize = HEAD_RESOURCE + 5;
+/// … singular, and the action lists.
+pub const HEAD_SINGULAR_LIST: usize = HEAD_RESOURCE + 6;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 4;
+pub const COUNT: usize = HEAD_RESOURCE + 7;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -174,6 +180,9 @@ pub fn names() -> Vec<String> {
         "head.name",
         "object.resource",
         "lex.head.resource",
+        "head.plural.list",
+        "head.plural.item",
+        "head.singular.list",
     ] {
         out.push(n.to_string());
     }

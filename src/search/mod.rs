@@ -915,6 +915,8 @@ pub(crate) struct Query {
     /// Sorted base ids of the object phrase's words, and of its head's.
     object_ids: Vec<u32>,
     head_ids: Vec<u32>,
+    /// Whether the object's head is plural (`None`: no object).
+    head_plural: Option<bool>,
     /// Example-dictionary ids of the head's words (for its resource lift).
     head_ex: Vec<u32>,
     /// The query's function words, as keys of the word × shape weights (`~my`, `~every`).
@@ -1358,7 +1360,16 @@ impl SearchIndex {
                 add_scaled(&mut word_shape, self.model.words.get(s), m);
             }
         }
+        // "remove my eyes *reaction*": the head says one or many, whatever else is plural.
+        // "remove my eyes *reaction*": the head says one or many, whatever else is plural (by
+        // the words the head stands for: a translated "tickets" reads as `issue`).
+        let head_plural = head.map(|k| {
+            analysis.concepts[analysis.object[k]]
+                .iter()
+                .any(|w| vocabulary::is_plural(w))
+        });
         Query {
+            head_plural,
             object_ids,
             head_ids,
             head_ex,
@@ -1726,6 +1737,11 @@ impl SearchIndex {
         put(COLLECTION_ITEM, f32::from(u8::from(coll && shape.on_item)));
         put(PLURAL_LIST, f32::from(u8::from(plural && list)));
         put(PLURAL_ITEM, f32::from(u8::from(plural && shape.on_item)));
+        if let Some(p) = q.head_plural {
+            put(HEAD_PLURAL_LIST, f32::from(u8::from(p && list)));
+            put(HEAD_PLURAL_ITEM, f32::from(u8::from(p && shape.on_item)));
+            put(HEAD_SINGULAR_LIST, f32::from(u8::from(!p && list)));
+        }
         put(EXTRA_IDS, f32::from(shape.extra_ids) / 4.0);
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));

@@ -654,7 +654,7 @@ pub fn canonical_text(text: &str) -> String {
 }
 
 /// Words ending in a plural `s` (a cue that a collection is wanted).
-fn is_plural(word: &str) -> bool {
+pub(crate) fn is_plural(word: &str) -> bool {
     word.len() > 3
         && word.ends_with('s')
         && !["ss", "us", "is", "ous"].iter().any(|e| word.ends_with(e))

@@ -776,6 +776,53 @@ fn item_query_ranks_a_get_first() {
     assert_in_top(s, "show the branch main", 2, "repoGetBranch");
 }
 
+/// The need's object is read as a phrase: its head noun, not any plural word elsewhere, says one
+/// or many, and the phrase names the action's resource (`docs/search.md`, round 10).
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn the_object_head_is_read_as_one_or_many() {
+    let s = full();
+    // The features that counted for `operation_id` among the hits for `q`.
+    let counted = |q: &str, operation_id: &str| -> Vec<String> {
+        let hits = s
+            .index
+            .explain(q, &opts(20))
+            .unwrap_or_else(|e| panic!("explain {q:?} failed: {e}"));
+        let (_, parts) = hits
+            .iter()
+            .find(|(h, _)| s.catalog[h.action].operation_id.as_str() == operation_id)
+            .unwrap_or_else(|| panic!("{q:?}: {operation_id} is not among the hits"));
+        parts.iter().map(|c| c.feature.clone()).collect()
+    };
+    let list = "issueGetCommentReactions";
+    let q = "show the reactions on comment 5";
+    let parts = counted(q, list);
+    assert!(
+        parts.iter().any(|f| f == "head.plural.list"),
+        "{q:?}: {parts:?}"
+    );
+    // "users" is plural, the head is not.
+    let q = "show the reaction of the users on comment 5";
+    let parts = counted(q, list);
+    assert!(
+        parts.iter().any(|f| f == "head.singular.list"),
+        "{q:?}: {parts:?}"
+    );
+    assert!(
+        !parts.iter().any(|f| f == "head.plural.list"),
+        "{q:?}: {parts:?}"
+    );
+    let q = "delete the issue comment from acme/web";
+    let parts = counted(q, "issueDeleteComment");
+    assert!(
+        parts.iter().any(|f| f == "object.resource"),
+        "{q:?}: {parts:?}"
+    );
+}
+
 /// A query phrased as a read never has a writing action on top.
 #[test]
 #[cfg_attr(

@@ -1360,7 +1360,6 @@ impl SearchIndex {
                 add_scaled(&mut word_shape, self.model.words.get(s), m);
             }
         }
-        // "remove my eyes *reaction*": the head says one or many, whatever else is plural.
         // "remove my eyes *reaction*": the head says one or many, whatever else is plural (by
         // the words the head stands for: a translated "tickets" reads as `issue`).
         let head_plural = head.map(|k| {

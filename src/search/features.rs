@@ -111,8 +111,16 @@ pub const HEAD_PLURAL_LIST: usize = HEAD_RESOURCE + 4;
 pub const HEAD_PLURAL_ITEM: usize = HEAD_RESOURCE + 5;
 /// … singular, and the action lists.
 pub const HEAD_SINGULAR_LIST: usize = HEAD_RESOURCE + 6;
+/// Share of the query's numbered nouns (`comment 5512`, `run 1042`) that name one of the
+/// action's path identifiers.
+pub const IDS_NAMED: usize = HEAD_RESOURCE + 7;
+/// … that name none of them (the number is for something the action takes no identifier of).
+pub const IDS_STRAY: usize = HEAD_RESOURCE + 8;
+/// The action's path identifiers that no numbered noun of the query names (÷ 4, at most 1),
+/// when the query has numbered nouns.
+pub const IDS_UNFILLED: usize = HEAD_RESOURCE + 9;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 7;
+pub const COUNT: usize = HEAD_RESOURCE + 10;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -183,6 +191,9 @@ pub fn names() -> Vec<String> {
         "head.plural.list",
         "head.plural.item",
         "head.singular.list",
+        "ids.named",
+        "ids.stray",
+        "ids.unfilled",
     ] {
         out.push(n.to_string());
     }
@@ -208,6 +219,7 @@ pub fn is_evidence(name: &str) -> bool {
                 | "head.resource"
                 | "head.name"
                 | "object.resource"
+                | "ids.named"
         )
 }
 

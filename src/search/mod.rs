@@ -167,6 +167,8 @@ struct ShapeIds {
     resource: Vec<u32>,
     parent: Vec<u32>,
     path: Vec<u32>,
+    /// Per identifier of the path beyond the owner, what it names (`Shape::id_words`).
+    ids: Vec<Vec<u32>>,
 }
 
 /// Everything derived from the catalog alone (shared by every examples/model combination, so
@@ -344,6 +346,7 @@ impl Base {
                 resource: ids_of(&s.resource),
                 parent: ids_of(&s.parent),
                 path: ids_of(&s.path_words),
+                ids: s.id_words.iter().map(|w| ids_of(w)).collect(),
             })
             .collect();
         let mut nouns: Vec<u32> = shape_ids
@@ -910,6 +913,9 @@ pub(crate) struct Query {
     slash_value: bool,
     /// The query holds a number.
     number_value: bool,
+    /// Per number of the query with a noun before it (`issue 12`, `run 1042`), that noun's
+    /// base ids (through the vocabulary: `ticket 3` → `issue`).
+    valued: Vec<Vec<u32>>,
     /// Stems of the typed and vocabulary terms (keys of the word × shape weights).
     stems: Vec<String>,
     /// Sorted base ids of the object phrase's words, and of its head's.
@@ -939,6 +945,38 @@ impl Query {
             }
         }
     }
+}
+
+/// For each number of `raw` with a word before it (`issue 12`, `#12`, `pull request 42`), the
+/// words that word stands for: a two-word phrase the vocabulary translates, else the word's
+/// translation, else the word.
+fn valued_nouns(raw: &str) -> Vec<Vec<String>> {
+    let chunks: Vec<String> = raw
+        .split_whitespace()
+        .map(|c| {
+            c.trim_matches(|c: char| !c.is_alphanumeric() && c != '#')
+                .to_lowercase()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (k, c) in chunks.iter().enumerate() {
+        let digits = c.trim_start_matches('#');
+        if k == 0 || digits.is_empty() || !digits.chars().all(|d| d.is_ascii_digit()) {
+            continue;
+        }
+        let word = chunks[k - 1].trim_end_matches('#');
+        if !word.chars().any(char::is_alphabetic) || vocabulary::is_stop_word(word) {
+            continue;
+        }
+        let two = (k >= 2).then(|| format!("{} {word}", chunks[k - 2]));
+        let phrase = two
+            .as_deref()
+            .and_then(vocabulary::synonyms_of)
+            .or_else(|| vocabulary::synonyms_of(word))
+            .unwrap_or(word);
+        out.push(phrase.split_whitespace().map(str::to_string).collect());
+    }
+    out
 }
 
 /// Stage-one features of every action for one query.
@@ -1367,7 +1405,22 @@ impl SearchIndex {
                 .iter()
                 .any(|w| vocabulary::is_plural(w))
         });
+        let valued = valued_nouns(raw)
+            .into_iter()
+            .map(|words| {
+                let mut v: Vec<u32> = words
+                    .iter()
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .filter_map(|s| base.dict.get(&s))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .filter(|v| !v.is_empty())
+            .collect();
         Query {
+            valued,
             head_plural,
             object_ids,
             head_ids,
@@ -1742,6 +1795,27 @@ impl SearchIndex {
             put(HEAD_SINGULAR_LIST, f32::from(u8::from(!p && list)));
         }
         put(EXTRA_IDS, f32::from(shape.extra_ids) / 4.0);
+        if !q.valued.is_empty() {
+            // "delete comment 5512": a number names what the action's identifiers name, or
+            // something it takes no identifier for; an identifier no number fills.
+            let fills = |id: &[u32], v: &[u32]| id.iter().any(|&w| contains(v, w));
+            let named = q
+                .valued
+                .iter()
+                .filter(|v| ids.ids.iter().any(|id| fills(id, v)))
+                .count();
+            put(IDS_NAMED, named as f32 / q.valued.len() as f32);
+            put(
+                IDS_STRAY,
+                (q.valued.len() - named) as f32 / q.valued.len() as f32,
+            );
+            let unfilled = ids
+                .ids
+                .iter()
+                .filter(|id| !q.valued.iter().any(|v| fills(id, v)))
+                .count();
+            put(IDS_UNFILLED, (unfilled as f32 / 4.0).min(1.0));
+        }
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
         let scope = scope_code(shape.scope);
@@ -1905,6 +1979,27 @@ fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
     if let Some(l) = l {
         for (a, v) in acc.iter_mut().zip(l.as_ref()) {
             *a += v * m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valued_nouns;
+
+    #[test]
+    fn a_number_is_read_with_the_noun_before_it() {
+        let v = |q: &str| valued_nouns(q);
+        assert_eq!(v("delete comment 5512"), vec![vec!["comment"]]);
+        // Through the vocabulary, a two-word phrase first.
+        assert_eq!(v("merge PR #42"), vec![vec!["pull", "request"]]);
+        assert_eq!(
+            v("attachment 9 on comment 1203"),
+            vec![vec!["attachment"], vec!["comment"]]
+        );
+        // No noun before it: a stop word, another number, nothing, a value.
+        for q in ["move it to 3", "12 34", "42", "close acme/web#19", "#"] {
+            assert!(v(q).is_empty(), "{q:?}: {:?}", v(q));
         }
     }
 }

@@ -139,7 +139,8 @@ pub struct Shape {
     pub domain: Domain,
     /// Nouns of the action's name (verbs and scope words left out).
     pub name_nouns: Vec<String>,
-    /// Words of the last literal path segment (the resource acted on).
+    /// Words of the last literal path segment (the resource acted on); a trailing verb segment
+    /// is not a resource (`/pulls/{index}/merge` acts on `pulls`, `/wiki/new` on `wiki`).
     pub resource: Vec<String>,
     /// Words of the literal segment before it (the parent resource), if any.
     pub parent: Vec<String>,
@@ -150,6 +151,10 @@ pub struct Shape {
     pub extra_ids: u8,
     /// Literal path segments after the scope's root.
     pub depth: u8,
+    /// Per path parameter beyond the owner, the words of what it identifies: the literal
+    /// segment before it and the parameter's own name (`/comments/{id}/assets/{attachment_id}`
+    /// → `comments id`, `assets attachment id`).
+    pub id_words: Vec<Vec<String>>,
 }
 
 /// The shape of an action.
@@ -190,16 +195,30 @@ pub fn shape_of(a: &Action) -> Shape {
             .map(|w| vocabulary::canonical(w).to_string())
             .collect()
     };
+    // A trailing verb segment (`/pulls/{index}/merge`, `/wiki/new`) acts on what precedes it.
+    let verb_seg = |s: &str| {
+        let ws = split_words(s);
+        !ws.is_empty()
+            && ws
+                .iter()
+                .all(|w| vocabulary::intent_of(vocabulary::canonical(w)).is_some())
+    };
+    let acted_on: &[&str] =
+        if after_root.len() >= 2 && after_root.last().is_some_and(|s| verb_seg(s)) {
+            &after_root[..after_root.len() - 1]
+        } else {
+            after_root
+        };
     // `/orgs/{org}`, `/user`: the resource is the scope's root itself.
-    let resource = after_root
+    let resource = acted_on
         .last()
         .or(literals.first())
         .map(|s| words(s))
         .unwrap_or_default();
-    let parent = after_root
+    let parent = acted_on
         .len()
         .checked_sub(2)
-        .map(|i| words(after_root[i]))
+        .map(|i| words(acted_on[i]))
         .unwrap_or_default();
     Shape {
         class: class_of(a),
@@ -223,7 +242,27 @@ pub fn shape_of(a: &Action) -> Shape {
             .count()
             .min(4) as u8,
         depth: after_root.len().min(6) as u8,
+        id_words: id_words(&a.path, &words),
     }
+}
+
+/// The words of what each identifier of `path` beyond the owner names: the literal segment
+/// before it and its own name.
+fn id_words(path: &str, words: &dyn Fn(&str) -> Vec<String>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut before = "";
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(name) if !NAME_PARAMS.contains(&name) => {
+                let mut w = words(before);
+                w.extend(words(name));
+                out.push(w);
+            }
+            Some(_) => {}
+            None => before = seg,
+        }
+    }
+    out
 }
 
 /// How a sibling relates to the action it is a sibling of.
@@ -289,6 +328,65 @@ mod tests {
         assert_eq!(k("/orgs/{org}/actions/secrets").0, "actions/secrets");
         assert_eq!(k("/user/actions/secrets").0, "actions/secrets");
         assert_eq!(k("/repos/{owner}/{repo}").0, "");
+    }
+
+    /// The shape of the one operation of a minimal document.
+    fn shape(method: &str, path: &str, op: &str) -> Shape {
+        let params: Vec<serde_json::Value> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .map(|n| serde_json::json!({"name": n, "in": "path", "required": true, "type": "string"}))
+            .collect();
+        let doc = serde_json::json!({
+            "swagger": "2.0",
+            "info": {"title": "t", "version": "1"},
+            "paths": {path: {method: {
+                "operationId": op, "tags": ["repository"], "summary": op,
+                "parameters": params, "responses": {"200": {"description": "ok"}}
+            }}}
+        });
+        let spec = crate::spec::Spec::parse(doc.to_string().as_bytes()).unwrap();
+        let catalog = crate::catalog::Catalog::build(&spec).unwrap();
+        shape_of(&catalog.actions()[0])
+    }
+
+    #[test]
+    fn a_trailing_verb_segment_is_not_the_resource() {
+        let s = shape(
+            "post",
+            "/repos/{owner}/{repo}/pulls/{index}/merge",
+            "repoMergePullRequest",
+        );
+        assert_eq!((s.resource, s.parent), (vec!["pull".into()], vec![]));
+        let s = shape(
+            "post",
+            "/repos/{owner}/{repo}/wiki/new",
+            "repoCreateWikiPage",
+        );
+        assert_eq!(s.resource, vec!["wiki".to_string()]);
+        // A verb that is the whole path after the scope's root stays (`/repos/{o}/{r}/archive/{a}`).
+        let s = shape(
+            "get",
+            "/repos/{owner}/{repo}/archive/{archive}",
+            "repoGetArchive",
+        );
+        assert_eq!(s.resource, vec!["archive".to_string()]);
+    }
+
+    #[test]
+    fn identifiers_name_what_precedes_them() {
+        let s = shape(
+            "get",
+            "/repos/{owner}/{repo}/issues/comments/{id}/assets/{attachment_id}",
+            "issueGetIssueCommentAttachment",
+        );
+        assert_eq!(
+            s.id_words,
+            vec![
+                vec!["comments".to_string(), "id".into()],
+                vec!["assets".to_string(), "attachment".into(), "id".into()],
+            ]
+        );
     }
 
     #[test]

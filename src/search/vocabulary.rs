@@ -537,10 +537,30 @@ fn letter_bound(a: &str, b: &str) -> usize {
 }
 
 /// Splits normalised text into raw tokens: lower-case, values (numbers, versions, `owner/repo`,
-/// `#12`) removed, everything that is not a letter, digit, `-`, `'` or `+` treated as a space.
+/// `#12`, a name after `named` or `called`) removed, everything that is not a letter, digit,
+/// `-`, `'` or `+` treated as a space.
 pub fn tokenize(query: &str) -> Vec<String> {
     let mut out = Vec::new();
+    // A name given after `named` / `called` / `titled` is a value, not words of the need ("an
+    // org called platform-team" asks for no team): its first chunk, and the chunks after it
+    // that start with a capital or a digit ("called Q3 Roadmap in…").
+    let (mut naming, mut in_name) = (false, false);
     for chunk in query.split_whitespace() {
+        let bare = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+        let starts_name = std::mem::replace(
+            &mut naming,
+            ["named", "called", "titled"]
+                .iter()
+                .any(|w| bare.eq_ignore_ascii_case(w)),
+        );
+        let capital_or_digit = bare
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+        in_name = starts_name || (in_name && capital_or_digit);
+        if in_name {
+            continue;
+        }
         // `owner/repo`, `feature/login`, URLs: values, not words.
         if chunk.contains('/') || chunk.contains('\\') {
             continue;
@@ -956,6 +976,32 @@ mod tests {
         );
         assert!(tokenize("").is_empty());
         assert!(tokenize("!!! ### 123 ~~~").is_empty());
+    }
+
+    #[test]
+    fn a_name_after_named_or_called_is_a_value() {
+        assert_eq!(
+            tokenize("make an org called platform-team with private visibility"),
+            [
+                "make",
+                "an",
+                "org",
+                "called",
+                "with",
+                "private",
+                "visibility"
+            ]
+        );
+        // Capitalised words and numbers go on the name; the first lower-case word ends it.
+        assert_eq!(
+            tokenize("new board called Q3 Roadmap in org acme"),
+            ["new", "board", "called", "in", "org", "acme"]
+        );
+        assert_eq!(
+            tokenize("start a sprint Called \"Sprint 14\" ending Friday"),
+            ["start", "a", "sprint", "called", "ending", "friday"]
+        );
+        assert_eq!(tokenize("a token named"), ["a", "token", "named"]);
     }
 
     proptest::proptest! {

@@ -1207,3 +1207,26 @@ fn a_number_fills_the_identifier_of_the_noun_before_it() {
         "issueDeleteComment"
     );
 }
+
+/// A name given after `called` is a value: its words do not pick the action ("platform-team"
+/// names an organisation, it does not ask for teams).
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn a_name_after_called_does_not_pick_the_action() {
+    let s = full();
+    let q = "make an org called platform-team with private visibility";
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "orgCreate",
+        "{q:?}"
+    );
+    let analysis = s.index.analyse(q);
+    assert!(
+        !analysis.terms.iter().any(|t| t.word == "team"),
+        "{q:?}: {:?}",
+        analysis.terms
+    );
+}

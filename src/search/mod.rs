@@ -947,8 +947,8 @@ impl Query {
     }
 }
 
-/// For each number of `raw` with a word before it (`issue 12`, `#12`, `pull request 42`), the
-/// words that word stands for: a two-word phrase the vocabulary translates, else the word's
+/// For each number of `raw` with a word before it (`issue 12`, `issue #12`, `pull request 42`),
+/// the words that word stands for: a two-word phrase the vocabulary translates, else the word's
 /// translation, else the word.
 fn valued_nouns(raw: &str) -> Vec<Vec<String>> {
     let chunks: Vec<String> = raw

@@ -168,7 +168,7 @@ struct ShapeIds {
     parent: Vec<u32>,
     path: Vec<u32>,
     /// Per identifier of the path beyond the owner, what it names (`Shape::id_words`).
-    ids: Vec<Vec<u32>>,
+    id_nouns: Vec<Vec<u32>>,
 }
 
 /// Everything derived from the catalog alone (shared by every examples/model combination, so
@@ -346,7 +346,7 @@ impl Base {
                 resource: ids_of(&s.resource),
                 parent: ids_of(&s.parent),
                 path: ids_of(&s.path_words),
-                ids: s.id_words.iter().map(|w| ids_of(w)).collect(),
+                id_nouns: s.id_words.iter().map(|w| ids_of(w)).collect(),
             })
             .collect();
         let mut nouns: Vec<u32> = shape_ids
@@ -1802,7 +1802,7 @@ impl SearchIndex {
             let named = q
                 .valued
                 .iter()
-                .filter(|v| ids.ids.iter().any(|id| fills(id, v)))
+                .filter(|v| ids.id_nouns.iter().any(|id| fills(id, v)))
                 .count();
             put(IDS_NAMED, named as f32 / q.valued.len() as f32);
             put(
@@ -1810,7 +1810,7 @@ impl SearchIndex {
                 (q.valued.len() - named) as f32 / q.valued.len() as f32,
             );
             let unfilled = ids
-                .ids
+                .id_nouns
                 .iter()
                 .filter(|id| !q.valued.iter().any(|v| fills(id, v)))
                 .count();

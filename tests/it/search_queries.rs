@@ -780,6 +780,19 @@ fn item_query_ranks_a_get_first() {
 
 /// The need's object is read as a phrase: its head noun, not any plural word elsewhere, says one
 /// or many, and the phrase names the action's resource (`docs/search.md`, round 10).
+/// The features that counted (a non-zero linear part) for `operation_id` among the hits for `q`.
+fn counted(s: &Searchable, q: &str, operation_id: &str) -> Vec<String> {
+    let hits = s
+        .index
+        .explain(q, &opts(20))
+        .unwrap_or_else(|e| panic!("explain {q:?} failed: {e}"));
+    let (_, parts) = hits
+        .iter()
+        .find(|(h, _)| s.catalog[h.action].operation_id.as_str() == operation_id)
+        .unwrap_or_else(|| panic!("{q:?}: {operation_id} is not among the hits"));
+    parts.iter().map(|c| c.feature.clone()).collect()
+}
+
 #[test]
 #[cfg_attr(
     not(shared_spec),
@@ -787,18 +800,7 @@ fn item_query_ranks_a_get_first() {
 )]
 fn the_object_head_is_read_as_one_or_many() {
     let s = full();
-    // The features that counted for `operation_id` among the hits for `q`.
-    let counted = |q: &str, operation_id: &str| -> Vec<String> {
-        let hits = s
-            .index
-            .explain(q, &opts(20))
-            .unwrap_or_else(|e| panic!("explain {q:?} failed: {e}"));
-        let (_, parts) = hits
-            .iter()
-            .find(|(h, _)| s.catalog[h.action].operation_id.as_str() == operation_id)
-            .unwrap_or_else(|| panic!("{q:?}: {operation_id} is not among the hits"));
-        parts.iter().map(|c| c.feature.clone()).collect()
-    };
+    let counted = |q: &str, operation_id: &str| counted(s, q, operation_id);
     let list = "issueGetCommentReactions";
     let q = "show the reactions on comment 5";
     let parts = counted(q, list);
@@ -1186,14 +1188,7 @@ mod analysis_properties {
 fn a_number_fills_the_identifier_of_the_noun_before_it() {
     let s = full();
     let q = "delete comment 5512";
-    let hits = s.index.explain(q, &opts(20)).unwrap();
-    let parts = |operation_id: &str| -> Vec<String> {
-        let (_, parts) = hits
-            .iter()
-            .find(|(h, _)| s.catalog[h.action].operation_id.as_str() == operation_id)
-            .unwrap_or_else(|| panic!("{q:?}: {operation_id} is not among the hits"));
-        parts.iter().map(|c| c.feature.clone()).collect()
-    };
+    let parts = |operation_id: &str| counted(s, q, operation_id);
     let comment = parts("issueDeleteComment");
     assert!(comment.iter().any(|f| f == "ids.named"), "{comment:?}");
     assert!(!comment.iter().any(|f| f == "ids.unfilled"), "{comment:?}");
@@ -1203,8 +1198,9 @@ fn a_number_fills_the_identifier_of_the_noun_before_it() {
         "{attachment:?}"
     );
     assert_eq!(
-        s.catalog[hits[0].0.action].operation_id.as_str(),
-        "issueDeleteComment"
+        first_action(s, q).operation_id.as_str(),
+        "issueDeleteComment",
+        "{q:?}"
     );
 }
 

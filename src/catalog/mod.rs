@@ -298,6 +298,10 @@ pub struct Action {
     pub response: ResponseKind,
     /// The successful answer is a list (JSON array).
     pub returns_list: bool,
+    /// What a successful answer is made of: the name of the definition it holds (or lists) and
+    /// that definition's top-level field names (`AccessToken`: `scopes`, `sha1`, …). Searched,
+    /// since a need often names what it wants to read rather than the operation.
+    pub returns: Vec<String>,
     /// The answer carries text written by Gitea users (issue and comment bodies, commit
     /// messages, descriptions, file contents): untrusted data, sanitised in answers.
     pub user_content: bool,
@@ -516,6 +520,23 @@ fn returns_user_text(op: &Operation, spec: &Spec) -> bool {
     }
 }
 
+/// The answer's definition name and its top-level field names, in document order.
+fn returned_fields(op: &Operation, spec: &Spec) -> Vec<String> {
+    let Some(name) = op.response_definition.as_deref() else {
+        return Vec::new();
+    };
+    let mut out = vec![name.to_string()];
+    if let Some(props) = spec
+        .definitions
+        .get(name)
+        .and_then(|d| d.get("properties"))
+        .and_then(Value::as_object)
+    {
+        out.extend(props.keys().cloned());
+    }
+    out
+}
+
 fn annotations(op: &Operation) -> Annotations {
     let words = split_words(&op.operation_id);
     let replacing = words.iter().any(|w| REPLACING_WORDS.contains(&w.as_str()));
@@ -628,6 +649,7 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         body,
         response: op.response,
         returns_list: op.returns_list,
+        returns: returned_fields(op, spec),
         user_content: returns_user_text(op, spec),
         annotations: annotations(op),
         scopes: scopes_for(op.method, &op.path),

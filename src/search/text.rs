@@ -29,12 +29,14 @@ pub enum FieldKind {
     Params,
     /// Generated capability text (body fields and query parameters with their descriptions).
     Capability,
+    /// What a successful answer holds: its definition's name and field names.
+    Returns,
     /// Labelled needs (`index/examples.jsonl`), when the action has any.
     Examples,
 }
 
 /// Number of fields.
-pub const FIELDS: usize = 8;
+pub const FIELDS: usize = 9;
 
 impl FieldKind {
     /// Every field, in index order.
@@ -46,6 +48,7 @@ impl FieldKind {
         FieldKind::Path,
         FieldKind::Params,
         FieldKind::Capability,
+        FieldKind::Returns,
         FieldKind::Examples,
     ];
 
@@ -59,6 +62,7 @@ impl FieldKind {
             FieldKind::Path => "path",
             FieldKind::Params => "params",
             FieldKind::Capability => "capability",
+            FieldKind::Returns => "returns",
             FieldKind::Examples => "examples",
         }
     }
@@ -120,6 +124,11 @@ pub fn document(a: &Action) -> [String; FIELDS - 1] {
         path,
         params.join(" "),
         capability(a, body),
+        a.returns
+            .iter()
+            .map(|w| words_of(w))
+            .collect::<Vec<_>>()
+            .join(" "),
     ]
 }
 

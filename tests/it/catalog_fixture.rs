@@ -900,3 +900,30 @@ fn a_policy_withholds_what_its_catalog_does_not_hold() {
     );
     assert_eq!(catalog.id_at(catalog.actions().len()), None);
 }
+
+#[test]
+fn an_action_returns_its_answers_definition_and_field_names() {
+    let (raw, catalog) = fixture();
+    let fields_of = |def: &str| -> Vec<String> {
+        let props = raw["definitions"][def]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("the fixture defines {def} with properties"));
+        assert!(!props.is_empty());
+        std::iter::once(def.to_string())
+            .chain(props.keys().cloned())
+            .collect()
+    };
+    // A single object, and a list of objects: the definition is named either way.
+    assert_eq!(action(&catalog, "repoGet").returns, fields_of("Repository"));
+    assert_eq!(
+        action(&catalog, "repoListBranches").returns,
+        fields_of("Branch")
+    );
+    // No answer body, a file, a bare description: nothing is returned to search.
+    for id in ["repoDelete", "repoGetRawFile", "updateRepoSecret"] {
+        assert!(
+            action(&catalog, id).returns.is_empty(),
+            "{id} returns no definition"
+        );
+    }
+}

@@ -2,10 +2,10 @@
 //! `bm25.rs`: the measurement behind the choice of `bm25.rs` as the index (`docs/search.md`,
 //! "tantivy as the index"; `benches/find.rs` times both).
 //!
-//! Both index the seven fields of [`text::document`] with the same analysis (simple tokenizer,
+//! Both index the catalog fields of [`text::document`] with the same analysis (simple tokenizer,
 //! lower case, English stemmer) and score a query's stemmed terms per field into a dense
-//! `actions × 7` array, as stage one needs them: tantivy by one `TermQuery` weight and scorer
-//! per term and field, `bm25.rs` by one postings walk per term and field.
+//! `actions × CATALOG_FIELDS` array, as stage one needs them: tantivy by one `TermQuery` weight
+//! and scorer per term and field, `bm25.rs` by one postings walk per term and field.
 
 use tantivy::query::{EnableScoring, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};

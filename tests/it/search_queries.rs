@@ -1226,3 +1226,26 @@ fn a_name_after_called_does_not_pick_the_action() {
         analysis.terms
     );
 }
+
+/// What an action answers is searched: "blank issues" are a field of the issue config the
+/// repository's issue config answer holds (`IssueConfig.blank_issues_enabled`), which no other
+/// text of the operation says.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn a_field_of_the_answer_finds_the_action() {
+    let s = full();
+    let q = "does this repo allow blank issues";
+    let config = counted(s, q, "repoGetIssueConfig");
+    assert!(
+        config.iter().any(|f| f.starts_with("bm25.returns.")),
+        "{config:?}"
+    );
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "repoGetIssueConfig",
+        "{q:?}"
+    );
+}

@@ -511,27 +511,26 @@ fn returns_user_text(op: &Operation, spec: &Spec) -> bool {
     }
     match op.response {
         ResponseKind::Text => true,
-        ResponseKind::Json => op
-            .response_definition
-            .as_deref()
-            .and_then(|n| spec.definitions.get(n))
-            .is_some_and(|d| has_text(d, spec, 1)),
+        ResponseKind::Json => {
+            answer_definition(op, spec).is_some_and(|(_, d)| has_text(d, spec, 1))
+        }
         _ => false,
     }
 }
 
+/// The definition a successful answer of `op` holds (or lists): its name and its JSON.
+fn answer_definition<'a>(op: &'a Operation, spec: &'a Spec) -> Option<(&'a str, &'a Value)> {
+    let name = op.response_definition.as_deref()?;
+    spec.definitions.get(name).map(|d| (name, d))
+}
+
 /// The answer's definition name and its top-level field names, in document order.
 fn returned_fields(op: &Operation, spec: &Spec) -> Vec<String> {
-    let Some(name) = op.response_definition.as_deref() else {
+    let Some((name, def)) = answer_definition(op, spec) else {
         return Vec::new();
     };
     let mut out = vec![name.to_string()];
-    if let Some(props) = spec
-        .definitions
-        .get(name)
-        .and_then(|d| d.get("properties"))
-        .and_then(Value::as_object)
-    {
+    if let Some(props) = def.get("properties").and_then(Value::as_object) {
         out.extend(props.keys().cloned());
     }
     out

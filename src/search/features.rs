@@ -119,8 +119,16 @@ pub const IDS_STRAY: usize = HEAD_RESOURCE + 8;
 /// The action's path identifiers that no numbered noun of the query names (÷ 4, at most 1),
 /// when the query has numbered nouns.
 pub const IDS_UNFILLED: usize = HEAD_RESOURCE + 9;
+/// The need undoes something and the action undoes (a DELETE, or an un-verb in its name).
+pub const UNDO_UNDOES: usize = HEAD_RESOURCE + 10;
+/// The need undoes something and the action writes without undoing.
+pub const UNDO_DOES: usize = HEAD_RESOURCE + 11;
+/// The need asks a yes/no question and the action is a check (a GET answering with no body).
+pub const ASK_CHECK: usize = HEAD_RESOURCE + 12;
+/// The need asks no yes/no question and the action is a check.
+pub const NOASK_CHECK: usize = HEAD_RESOURCE + 13;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 10;
+pub const COUNT: usize = HEAD_RESOURCE + 14;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -194,6 +202,10 @@ pub fn names() -> Vec<String> {
         "ids.named",
         "ids.stray",
         "ids.unfilled",
+        "undo.undoes",
+        "undo.does",
+        "ask.check",
+        "noask.check",
     ] {
         out.push(n.to_string());
     }

@@ -179,6 +179,12 @@ pub(crate) struct Base {
     /// One corpus per field but the examples.
     fields: Vec<Corpus>,
     shapes: Vec<Shape>,
+    /// Per action, whether it undoes: a DELETE, or an un-verb in its operationId
+    /// (`repoUnDismissPullReview`, `repoUnresolvePullReviewComment`).
+    undoes: Vec<bool>,
+    /// Per action, whether it is a check: a GET that answers with no body (`204`: yes, `404`:
+    /// no — `orgIsMember`, `userCheckFollowing`).
+    checks: Vec<bool>,
     shape_ids: Vec<ShapeIds>,
     /// Sorted token ids of every action's resource and name nouns: the words that can head a
     /// need's object.
@@ -330,6 +336,15 @@ impl Base {
             .collect();
         let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str).collect()));
         let shapes: Vec<Shape> = catalog.actions().iter().map(structure::shape_of).collect();
+        let undoes = undoing_actions(catalog, &shapes);
+        let checks = catalog
+            .actions()
+            .iter()
+            .map(|a| {
+                a.method == crate::spec::HttpMethod::Get
+                    && a.response == crate::spec::ResponseKind::Empty
+            })
+            .collect();
         let mut ids_of = |words: &[String]| -> Vec<u32> {
             let mut out: Vec<u32> = words
                 .iter()
@@ -378,6 +393,8 @@ impl Base {
             dict,
             fields,
             shapes,
+            undoes,
+            checks,
             shape_ids,
             nouns,
             token_docs: invert(&doc_tokens),
@@ -945,6 +962,35 @@ impl Query {
             }
         }
     }
+}
+
+/// Per action, whether it undoes something: a DELETE, or an operationId with an un-verb — `un`
+/// before a word (`UnDismiss`) or a word `un` + another operationId word (`Unresolve`: `resolve`
+/// is one; `Unadopted` is no undoing: `adopted` is none).
+fn undoing_actions(catalog: &Catalog, shapes: &[Shape]) -> Vec<bool> {
+    let words: Vec<Vec<String>> = catalog
+        .actions()
+        .iter()
+        .map(|a| {
+            crate::catalog::split_words(a.operation_id.as_str())
+                .into_iter()
+                .map(|w| w.to_lowercase())
+                .collect()
+        })
+        .collect();
+    let known: HashSet<&str> = words.iter().flatten().map(String::as_str).collect();
+    words
+        .iter()
+        .zip(shapes)
+        .map(|(ws, s)| {
+            s.class == Intent::Delete
+                || ws.iter().enumerate().any(|(k, w)| {
+                    (w == "un" && k + 1 < ws.len())
+                        || w.strip_prefix("un")
+                            .is_some_and(|r| r.len() >= 3 && known.contains(r))
+                })
+        })
+        .collect()
 }
 
 /// For each number of `raw` with a word before it (`issue 12`, `issue #12`, `pull request 42`),
@@ -1816,6 +1862,21 @@ impl SearchIndex {
                 .count();
             put(IDS_UNFILLED, (unfilled as f32 / 4.0).min(1.0));
         }
+        // "undo the dismissal", "take back my reaction": the action that did it is the
+        // look-alike, the one that undoes it the answer.
+        if q.analysis.undoing {
+            let undoes = self.base.undoes[i];
+            put(UNDO_UNDOES, f32::from(u8::from(undoes)));
+            put(UNDO_DOES, f32::from(u8::from(!undoes && !shape.read_only)));
+        }
+        // "is bob a member of acme": a yes/no question is answered by a check, not a read.
+        if self.base.checks[i] {
+            if q.analysis.asks_whether {
+                put(ASK_CHECK, 1.0);
+            } else {
+                put(NOASK_CHECK, 1.0);
+            }
+        }
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
         let scope = scope_code(shape.scope);
@@ -1985,7 +2046,54 @@ fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
 
 #[cfg(test)]
 mod tests {
-    use super::valued_nouns;
+    use super::{Base, valued_nouns};
+    use crate::catalog::Catalog;
+    use crate::spec::Spec;
+
+    /// The actions that undo (a DELETE, an un-verb of another operationId's verb) and the
+    /// checks (a GET answering with no body), in a document of six operations.
+    #[test]
+    fn undoing_actions_and_checks_are_told_from_the_document() {
+        let op = |id: &str, code: &str| serde_json::json!({"operationId": id, "responses": {code: {"description": "ok"}}});
+        let json = |id: &str| {
+            serde_json::json!({"operationId": id, "produces": ["application/json"],
+                "responses": {"200": {"description": "ok", "schema": {"type": "object"}}}})
+        };
+        let doc = serde_json::json!({
+            "swagger": "2.0",
+            "info": {"title": "Gitea API", "version": "1.0"},
+            "basePath": "/api/v1",
+            "paths": {
+                // Paths without parameters: only operationIds, methods and answers count.
+                "/reviews/dismissals": {"post": json("repoDismissPullReview")},
+                "/reviews/undismissals": {"post": json("repoUnDismissPullReview")},
+                "/user/blocks": {"delete": op("userUnblockUser", "204")},
+                "/admin/unadopted": {"get": json("adminUnadoptedList")},
+                "/orgs/members/check": {"get": op("orgIsMember", "204")},
+                "/orgs/members": {"get": json("orgListMembers")},
+            }
+        });
+        let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
+        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        let base = Base::build(&catalog);
+        let flagged = |flags: &[bool]| -> Vec<&str> {
+            let mut out: Vec<&str> = catalog
+                .actions()
+                .iter()
+                .zip(flags)
+                .filter(|(_, f)| **f)
+                .map(|(a, _)| a.operation_id.as_str())
+                .collect();
+            out.sort_unstable();
+            out
+        };
+        assert_eq!(
+            flagged(&base.undoes),
+            ["repoUnDismissPullReview", "userUnblockUser"],
+            "`Unadopted` undoes nothing: no operationId says `adopted`"
+        );
+        assert_eq!(flagged(&base.checks), ["orgIsMember"]);
+    }
 
     #[test]
     fn a_number_is_read_with_the_noun_before_it() {

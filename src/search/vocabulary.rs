@@ -340,6 +340,12 @@ pub struct Analysis {
     pub dropped: Vec<String>,
     /// Typed words corrected, with their correction (for diagnostics).
     pub corrections: Vec<(String, String)>,
+    /// The need undoes something ("undo", "revert", "take back", "lift" a block): the action
+    /// that does it is the wrong one, the one that undoes it the right one.
+    pub undoing: bool,
+    /// The need asks a yes/no question about a state ("is bob a member", "does she follow
+    /// me", "check whether…"): a check answers it.
+    pub asks_whether: bool,
 }
 
 impl Analysis {
@@ -738,6 +744,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             }
         }
     };
+    a.asks_whether = asks_whether(&tokens);
     let mut i = 0;
     let mut negated = false;
     let mut marker: Option<usize> = None;
@@ -762,6 +769,11 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             negated = true;
             i += 1;
             continue;
+        }
+        if UNDO_CUES.contains(&tokens[i].as_str())
+            || (tokens[i] == "take" && tokens.get(i + 1).is_some_and(|n| n == "back"))
+        {
+            a.undoing = true;
         }
         if negated && !STOP_WORDS.contains(&tokens[i].as_str()) {
             negated = false;
@@ -944,6 +956,42 @@ const WANT_REACH: usize = 3;
 /// Words that undo the verb one or two words after them ("stop watching", "undo adding").
 const UNDOING_WORDS: &[&str] = &["stop", "undo", "reverse", "revert"];
 
+/// Whether the need asks a yes/no question: it opens with an auxiliary verb (not a request
+/// such as "can I…"), or says `whether`, or `check if` / `see if`.
+fn asks_whether(tokens: &[String]) -> bool {
+    const AUX: &[&str] = &[
+        "is", "are", "am", "was", "were", "does", "do", "did", "has", "have", "can", "could", "may",
+    ];
+    const REQUEST: &[&str] = &["can", "could", "may"];
+    let opens = tokens.first().is_some_and(|t| {
+        AUX.contains(&t.as_str())
+            && !(REQUEST.contains(&t.as_str())
+                && tokens
+                    .get(1)
+                    .is_some_and(|n| ["i", "we", "you"].contains(&n.as_str())))
+    });
+    opens
+        || tokens.iter().any(|t| t == "whether")
+        || tokens.windows(2).any(|w| {
+            w[1] == "if"
+                && ["check", "see", "verify", "know", "tell", "test"].contains(&w[0].as_str())
+        })
+}
+
+/// Words that say the need undoes something (with `take back`).
+const UNDO_CUES: &[&str] = &[
+    "undo",
+    "undoing",
+    "revert",
+    "reverting",
+    "reverse",
+    "reversing",
+    "retract",
+    "withdraw",
+    "lift",
+    "lifting",
+];
+
 /// Words that negate the next content word.
 const NEGATIONS: &[&str] = &[
     "without",
@@ -1102,6 +1150,23 @@ mod tests {
         let a = analyse("show my merge requests", &lex);
         assert!(a.about_self);
         assert_eq!(a.primary_intent(), Some(Intent::Get));
+    }
+
+    #[test]
+    fn undoing_and_yes_no_questions_are_noted() {
+        let lex = lexicon(&["reaction", "review", "member", "organization"]);
+        assert!(analyse("undo the dismissal of a review", &lex).undoing);
+        assert!(analyse("take back my reaction", &lex).undoing);
+        assert!(analyse("lift the block on bob", &lex).undoing);
+        assert!(!analyse("take my reaction", &lex).undoing);
+        assert!(!analyse("dismiss a review", &lex).undoing);
+        assert!(analyse("is bob a member of acme", &lex).asks_whether);
+        assert!(analyse("does bob follow alice", &lex).asks_whether);
+        assert!(analyse("check whether bob is a member", &lex).asks_whether);
+        assert!(analyse("see if bob is a member", &lex).asks_whether);
+        assert!(!analyse("can I remove bob from acme", &lex).asks_whether);
+        assert!(!analyse("list the members of acme", &lex).asks_whether);
+        assert!(!analyse("", &lex).asks_whether);
     }
 
     #[test]

@@ -1249,3 +1249,58 @@ fn a_field_of_the_answer_finds_the_action() {
         "{q:?}"
     );
 }
+
+/// A need that undoes something finds the action that undoes it, not the look-alike that does
+/// it: "revert the dismissal" is an undismissal, while "dismiss" alone stays a dismissal.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn undoing_finds_the_action_that_undoes() {
+    let s = full();
+    let q = "revert the dismissal of review 3 on pull request 7";
+    let undismiss = counted(s, q, "repoUnDismissPullReview");
+    assert!(
+        undismiss.iter().any(|f| f == "undo.undoes"),
+        "{undismiss:?}"
+    );
+    let dismiss = counted(s, q, "repoDismissPullReview");
+    assert!(dismiss.iter().any(|f| f == "undo.does"), "{dismiss:?}");
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "repoUnDismissPullReview",
+        "{q:?}"
+    );
+    let q = "dismiss review 3 on pull request 7";
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "repoDismissPullReview",
+        "{q:?}"
+    );
+}
+
+/// A yes/no question is answered by a check (a GET that answers with no body), a request for
+/// the thing by the read.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn a_yes_no_question_is_answered_by_a_check() {
+    let s = full();
+    let q = "is pull request 12 in acme/web merged";
+    let check = counted(s, q, "repoPullRequestIsMerged");
+    assert!(check.iter().any(|f| f == "ask.check"), "{check:?}");
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "repoPullRequestIsMerged",
+        "{q:?}"
+    );
+    let q = "get pull request 12 in acme/web";
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "repoGetPullRequest",
+        "{q:?}"
+    );
+}

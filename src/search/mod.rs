@@ -2054,7 +2054,10 @@ mod tests {
     /// checks (a GET answering with no body), in a document of six operations.
     #[test]
     fn undoing_actions_and_checks_are_told_from_the_document() {
-        let op = |id: &str, code: &str| serde_json::json!({"operationId": id, "responses": {code: {"description": "ok"}}});
+        let op = |id: &str, code: &str| {
+            serde_json::json!({"operationId": id,
+                "responses": {code: {"description": "ok"}}})
+        };
         let json = |id: &str| {
             serde_json::json!({"operationId": id, "produces": ["application/json"],
                 "responses": {"200": {"description": "ok", "schema": {"type": "object"}}}})

@@ -770,15 +770,16 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             i += 1;
             continue;
         }
-        if UNDO_CUES.contains(&tokens[i].as_str())
-            || (tokens[i] == "take" && tokens.get(i + 1).is_some_and(|n| n == "back"))
-        {
-            a.undoing = true;
-        }
         if negated && !STOP_WORDS.contains(&tokens[i].as_str()) {
             negated = false;
             i += 1;
             continue;
+        }
+        // "without undoing the merge" undoes nothing: a negated cue was skipped above.
+        if UNDO_CUES.contains(&tokens[i].as_str())
+            || (tokens[i] == "take" && tokens.get(i + 1).is_some_and(|n| n == "back"))
+        {
+            a.undoing = true;
         }
         // "show me", "tell me", "give me": an idiom, not the user's own things.
         if tokens[i] == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some() {
@@ -1160,6 +1161,7 @@ mod tests {
         assert!(analyse("lift the block on bob", &lex).undoing);
         assert!(!analyse("take my reaction", &lex).undoing);
         assert!(!analyse("dismiss a review", &lex).undoing);
+        assert!(!analyse("close the review without undoing it", &lex).undoing);
         assert!(analyse("is bob a member of acme", &lex).asks_whether);
         assert!(analyse("does bob follow alice", &lex).asks_whether);
         assert!(analyse("check whether bob is a member", &lex).asks_whether);

@@ -979,7 +979,9 @@ fn asks_whether(tokens: &[String]) -> bool {
         })
 }
 
-/// Words that say the need undoes something (with `take back`).
+/// Words that say the need undoes something (with `take back`), wherever they stand — unlike
+/// [`UNDOING_WORDS`], which turn the verb right after them around (and include `stop`, which
+/// ends something rather than undoing it).
 const UNDO_CUES: &[&str] = &[
     "undo",
     "undoing",
@@ -1156,19 +1158,33 @@ mod tests {
     #[test]
     fn undoing_and_yes_no_questions_are_noted() {
         let lex = lexicon(&["reaction", "review", "member", "organization"]);
-        assert!(analyse("undo the dismissal of a review", &lex).undoing);
-        assert!(analyse("take back my reaction", &lex).undoing);
-        assert!(analyse("lift the block on bob", &lex).undoing);
-        assert!(!analyse("take my reaction", &lex).undoing);
-        assert!(!analyse("dismiss a review", &lex).undoing);
-        assert!(!analyse("close the review without undoing it", &lex).undoing);
-        assert!(analyse("is bob a member of acme", &lex).asks_whether);
-        assert!(analyse("does bob follow alice", &lex).asks_whether);
-        assert!(analyse("check whether bob is a member", &lex).asks_whether);
-        assert!(analyse("see if bob is a member", &lex).asks_whether);
-        assert!(!analyse("can I remove bob from acme", &lex).asks_whether);
-        assert!(!analyse("list the members of acme", &lex).asks_whether);
-        assert!(!analyse("", &lex).asks_whether);
+        let undoing = |q: &str| analyse(q, &lex).undoing;
+        for q in [
+            "undo the dismissal of a review",
+            "take back my reaction",
+            "lift the block on bob",
+        ] {
+            assert!(undoing(q), "{q:?}");
+        }
+        for q in [
+            "take my reaction",
+            "dismiss a review",
+            "close the review without undoing it",
+        ] {
+            assert!(!undoing(q), "{q:?}");
+        }
+        let asks = |q: &str| analyse(q, &lex).asks_whether;
+        for q in [
+            "is bob a member of acme",
+            "does bob follow alice",
+            "check whether bob is a member",
+            "see if bob is a member",
+        ] {
+            assert!(asks(q), "{q:?}");
+        }
+        for q in ["can I remove bob from acme", "list the members of acme", ""] {
+            assert!(!asks(q), "{q:?}");
+        }
     }
 
     #[test]

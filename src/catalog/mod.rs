@@ -298,6 +298,8 @@ pub struct Action {
     pub response: ResponseKind,
     /// The successful answer is a list (JSON array).
     pub returns_list: bool,
+    /// The only successful answer documented is `204 No Content`.
+    pub no_content: bool,
     /// What a successful answer is made of: the name of the definition it holds (or lists) and
     /// that definition's top-level field names (`AccessToken`: `scopes`, `sha1`, …). Searched,
     /// since a need often names what it wants to read rather than the operation.
@@ -648,6 +650,7 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         body,
         response: op.response,
         returns_list: op.returns_list,
+        no_content: op.no_content,
         returns: returned_fields(op, spec),
         user_content: returns_user_text(op, spec),
         annotations: annotations(op),

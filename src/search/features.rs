@@ -127,8 +127,11 @@ pub const UNDO_DOES: usize = HEAD_RESOURCE + 11;
 pub const ASK_CHECK: usize = HEAD_RESOURCE + 12;
 /// The need asks no yes/no question and the action is a check.
 pub const NOASK_CHECK: usize = HEAD_RESOURCE + 13;
+/// Learned log-lift of the action's verb class given the query's lead word: its first, or the
+/// first after a word of wanting (`search::lead_word`).
+pub const LEX_LEAD_CLASS: usize = HEAD_RESOURCE + 14;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 14;
+pub const COUNT: usize = HEAD_RESOURCE + 15;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -206,6 +209,7 @@ pub fn names() -> Vec<String> {
         "undo.does",
         "ask.check",
         "noask.check",
+        "lex.lead.class",
     ] {
         out.push(n.to_string());
     }

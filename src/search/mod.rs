@@ -343,6 +343,7 @@ impl Base {
             .map(|a| {
                 a.method == crate::spec::HttpMethod::Get
                     && a.response == crate::spec::ResponseKind::Empty
+                    && a.no_content
             })
             .collect();
         let mut ids_of = |words: &[String]| -> Vec<u32> {
@@ -474,6 +475,10 @@ struct Lifts {
     fn_scope: HashMap<u32, [f32; 7]>,
     /// … item or collection.
     fn_item: HashMap<u32, [f32; 2]>,
+    /// The lead words of the needs (see [`lead_word`]) → their id in `lead_class`.
+    lead_words: HashMap<String, u32>,
+    /// Per lead word, log-lift of each verb class.
+    lead_class: HashMap<u32, [f32; 5]>,
 }
 
 /// Values per (word, key), both ids: one sorted list per word, indexed by the word's id (the
@@ -639,6 +644,47 @@ impl Lifts {
         self.fn_scope = lift_table(&scope, &ps);
         self.fn_item = lift_table(&item, &pi);
     }
+
+    /// The class lifts of the lead words of `needs` ("*nuke* the old board", "*punch* in on
+    /// ticket 9"): where a need puts its verb, whether or not the vocabulary knows it.
+    fn add_lead_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
+        let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
+        let mut pc = [0.0f32; 5];
+        for (q, owners) in needs {
+            let lead = lead_word(q).map(|w| {
+                let next = self.lead_words.len() as u32;
+                *self.lead_words.entry(w).or_insert(next)
+            });
+            for &a in owners.iter() {
+                let c = class_code(base.shapes[a as usize].class);
+                pc[c] += 1.0;
+                if let Some(w) = lead {
+                    class.entry(w).or_default()[c] += 1.0;
+                }
+            }
+        }
+        self.lead_class = lift_table(&class, &pc);
+    }
+}
+
+/// Where a need says its verb: the first word after a word of wanting (within its reach: "I
+/// want to *move* it", "how do I *flip* it"), else the need's first word; never a function word.
+fn lead_word(text: &str) -> Option<String> {
+    let tokens = vocabulary::tokenize(text);
+    let content = |w: &String| !vocabulary::is_stop_word(w) && w.chars().any(char::is_alphabetic);
+    let wanted = tokens.iter().enumerate().find_map(|(i, w)| {
+        if !vocabulary::is_want_word(w) {
+            return None;
+        }
+        tokens
+            .iter()
+            .skip(i + 1)
+            .take(vocabulary::WANT_REACH)
+            .find(|w| content(w))
+    });
+    wanted
+        .or_else(|| tokens.iter().find(|w| content(w)))
+        .cloned()
 }
 
 /// The distinct function words of `text` as keys of the word × shape weights (`~my`), sorted.
@@ -811,6 +857,7 @@ impl ExampleIndex {
                 .map(|(q, o)| (*q, o.as_slice()))
                 .collect();
             lifts.add_function_words(base, &needs);
+            lifts.add_lead_words(base, &needs);
         }
         let field = Corpus::build(&per_action);
         let each = Corpus::build(&each_docs);
@@ -926,6 +973,9 @@ pub(crate) struct Query {
     word_weights: Vec<f32>,
     /// Ids of the query's function words (see `Lifts::fn_words`).
     fn_words: Vec<u32>,
+    /// Id of the query's lead word (see [`lead_word`]) in `Lifts::lead_words`, when a need
+    /// led with it too.
+    lead: Option<u32>,
     /// The query holds an `owner/name`-like value.
     slash_value: bool,
     /// The query holds a number.
@@ -1422,6 +1472,7 @@ impl SearchIndex {
         words.sort_unstable();
         words.dedup();
         let fn_words = known_function_words(&ex.lifts.fn_words, raw);
+        let lead = lead_word(raw).and_then(|w| ex.lifts.lead_words.get(&w).copied());
         let mut word_weights: Vec<f32> = words
             .iter()
             .map(|w| ex.info.get(w).copied().unwrap_or(1.0).max(MIN_WORD_WEIGHT))
@@ -1476,6 +1527,7 @@ impl SearchIndex {
             word_shape,
             word_weights,
             fn_words,
+            lead,
             words,
             slash_value: false,
             number_value: false,
@@ -1877,6 +1929,11 @@ impl SearchIndex {
                 put(NOASK_CHECK, 1.0);
             }
         }
+        // "nuke the old board", "I want to *flip* it to visible": the verb of a command comes
+        // first, or right after the words of wanting, whether or not the vocabulary knows it.
+        if let Some(l) = q.lead.and_then(|w| self.examples.lifts.lead_class.get(&w)) {
+            put(LEX_LEAD_CLASS, l[class_code(shape.class)]);
+        }
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
         let scope = scope_code(shape.scope);
@@ -2046,7 +2103,7 @@ fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Base, valued_nouns};
+    use super::{Base, Examples, Model, SearchIndex, class_code, lead_word, valued_nouns};
     use crate::catalog::Catalog;
     use crate::spec::Spec;
 
@@ -2074,6 +2131,8 @@ mod tests {
                 "/admin/unadopted": {"get": json("adminUnadoptedList")},
                 "/orgs/members/check": {"get": op("orgIsMember", "204")},
                 "/orgs/members": {"get": json("orgListMembers")},
+                // A download: its body is undocumented, but it has one; not a check.
+                "/repos/archive": {"get": op("repoGetArchive", "200")},
             }
         });
         let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
@@ -2096,6 +2155,74 @@ mod tests {
             "`Unadopted` undoes nothing: no operationId says `adopted`"
         );
         assert_eq!(flagged(&base.checks), ["orgIsMember"]);
+    }
+
+    #[test]
+    fn the_lead_word_is_the_first_or_the_wanted_one() {
+        let cases = [
+            ("nuke the old board", Some("nuke")),
+            ("please punch in on ticket 9", Some("punch")),
+            (
+                "The flame war is over. How do I flip it to visible?",
+                Some("flip"),
+            ),
+            ("our bot needs to yank stale cards", Some("yank")),
+            // Nothing wanted within reach: the first word.
+            ("board 3, I want it", Some("board")),
+            ("the 12 of it", None),
+        ];
+        for (need, lead) in cases {
+            assert_eq!(lead_word(need).as_deref(), lead, "{need}");
+        }
+    }
+
+    /// A verb the vocabulary does not know ("nuke") tells the verb class by the needs it leads.
+    #[test]
+    fn the_lead_word_lifts_the_class_its_needs_ask_for() {
+        let op = |id: &str, code: &str| {
+            serde_json::json!({"operationId": id,
+                "responses": {code: {"description": "ok"}}})
+        };
+        let doc = serde_json::json!({
+            "swagger": "2.0",
+            "info": {"title": "Gitea API", "version": "1.0"},
+            "basePath": "/api/v1",
+            "paths": {
+                "/boards": {"get": op("listBoards", "200"), "post": op("createBoard", "201")},
+                "/boards/{id}": {
+                    "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                    "delete": op("deleteBoard", "204"),
+                    "get": op("getBoard", "200"),
+                },
+            }
+        });
+        let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
+        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        let examples = Examples::parse(concat!(
+            r#"{"op":"deleteBoard","q":["nuke board 3","nuke the old board for good"]}"#,
+            "\n",
+            r#"{"op":"getBoard","q":["show board 3","I want to see one board"]}"#,
+            "\n",
+            r#"{"op":"listBoards","q":["nuke nothing, list every board"]}"#,
+        ))
+        .expect("the examples parse");
+        let model = Model::committed().expect("the committed model loads");
+        let index = SearchIndex::with(&catalog, &examples, model);
+        let lifts = &index.examples.lifts;
+        let lift = |word: &str, op: &str| {
+            let w = lifts.lead_words[word];
+            let a = catalog
+                .actions()
+                .iter()
+                .position(|a| a.operation_id.as_str() == op)
+                .expect("the action exists");
+            lifts.lead_class[&w][class_code(index.base.shapes[a].class)]
+        };
+        assert!(lift("nuke", "deleteBoard") > 0.0);
+        assert!(lift("nuke", "getBoard") < 0.0);
+        // "I want to *see*": the wanted verb leads, not the pronoun before it.
+        assert!(lift("see", "getBoard") > 0.0);
+        assert!(!lifts.lead_words.contains_key("want"));
     }
 
     #[test]

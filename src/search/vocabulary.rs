@@ -952,7 +952,12 @@ const WANT_WORDS: &[&str] = &[
     "want", "wants", "need", "needs", "like", "how", "wish", "trying", "try", "going", "please",
 ];
 /// How many words after a word of wanting its verb may come ("I want to quickly *merge*").
-const WANT_REACH: usize = 3;
+pub const WANT_REACH: usize = 3;
+
+/// Whether `w` is a word of wanting ("want", "need", "how", "please").
+pub fn is_want_word(w: &str) -> bool {
+    WANT_WORDS.contains(&w)
+}
 
 /// Words that undo the verb one or two words after them ("stop watching", "undo adding").
 const UNDOING_WORDS: &[&str] = &["stop", "undo", "reverse", "revert"];

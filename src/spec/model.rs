@@ -201,6 +201,9 @@ pub struct Operation {
     pub response: ResponseKind,
     /// The successful answer is a JSON array (a collection).
     pub returns_list: bool,
+    /// The only successful answer documented is `204 No Content` (a check such as "is this
+    /// user a member" answers by its status alone).
+    pub no_content: bool,
     /// The definition a successful answer holds (or lists), when it names one.
     pub response_definition: Option<String>,
     /// sha256 of the operation's JSON, used to tell changed operations apart.
@@ -457,6 +460,10 @@ impl Context<'_> {
         let responses = obj.get("responses").and_then(Value::as_object);
         let response = self.response_kind(responses, &produces);
         let returns_list = self.returns_list(responses);
+        let no_content = responses.is_some_and(|rs| {
+            let mut success = rs.keys().filter(|code| code.starts_with('2')).peekable();
+            success.peek().is_some() && success.all(|code| code == "204")
+        });
         let response_definition = self.response_definition(responses);
         Ok(Operation {
             method,
@@ -474,6 +481,7 @@ impl Context<'_> {
                 .unwrap_or(false),
             response,
             returns_list,
+            no_content,
             response_definition,
             digest: crate::digest::sha256_hex(op.to_string().as_bytes()),
         })
@@ -961,6 +969,26 @@ mod tests {
                 ("r", ResponseKind::Redirect),
                 ("t", ResponseKind::Text)
             ]
+        );
+    }
+
+    #[test]
+    fn only_a_204_answer_is_no_content() {
+        let paths = json!({
+            "/c": {"get": {"operationId": "c", "responses": {"204": {"description": "x"}, "404": {"description": "x"}}}},
+            "/d": {"get": {"operationId": "d", "responses": {"200": {"description": "an archive"}}}},
+            "/m": {"put": {"operationId": "m", "responses": {"201": {"description": "x"}, "204": {"description": "x"}}}},
+            "/n": {"get": {"operationId": "n", "responses": {"404": {"description": "x"}}}},
+        });
+        let spec = parse(minimal(paths)).unwrap();
+        let flags: Vec<_> = spec
+            .operations
+            .iter()
+            .map(|o| (o.operation_id.as_str(), o.no_content))
+            .collect();
+        assert_eq!(
+            flags,
+            [("c", true), ("d", false), ("m", false), ("n", false)]
         );
     }
 

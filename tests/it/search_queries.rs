@@ -1280,7 +1280,7 @@ fn undoing_finds_the_action_that_undoes() {
     );
 }
 
-/// A yes/no question is answered by a check (a GET that answers with no body), a request for
+/// A yes/no question is answered by a check (a GET whose only success is `204`), a request for
 /// the thing by the read. Both questions rank their check first by less than the weight of
 /// `ask.check` (the merge, a team's member list next), so they fail without it.
 #[test]

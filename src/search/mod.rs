@@ -609,20 +609,27 @@ impl Lifts {
         }
     }
 
-    /// The class, scope and item lifts of the function words of `needs` (raw text, with the
-    /// actions each is labelled with).
     /// The log-lift of a resource or action word `w` was never seen with.
     fn unseen_of(&self, w: u32) -> f32 {
         self.unseen.get(w as usize).copied().unwrap_or(0.0)
     }
 
-    fn add_function_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
+    /// The lifts learned from the raw text of `needs` (with the actions each is labelled with):
+    /// class, scope and item given each function word, and class given the lead word ("*nuke*
+    /// the old board", "*punch* in on ticket 9": where a need puts its verb, whether or not the
+    /// vocabulary knows it).
+    fn add_text_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
         let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
         let mut scope: HashMap<u32, [f32; 7]> = HashMap::default();
         let mut item: HashMap<u32, [f32; 2]> = HashMap::default();
+        let mut lead_class: HashMap<u32, [f32; 5]> = HashMap::default();
         let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         for (q, owners) in needs {
             let ids = function_word_ids(&mut self.fn_words, q, true);
+            let lead = lead_word(q).map(|w| {
+                let next = self.lead_words.len() as u32;
+                *self.lead_words.entry(w).or_insert(next)
+            });
             for &a in owners.iter() {
                 let shape = &base.shapes[a as usize];
                 let (c, s, it) = (
@@ -638,32 +645,15 @@ impl Lifts {
                     scope.entry(w).or_default()[s] += 1.0;
                     item.entry(w).or_default()[it] += 1.0;
                 }
+                if let Some(w) = lead {
+                    lead_class.entry(w).or_default()[c] += 1.0;
+                }
             }
         }
         self.fn_class = lift_table(&class, &pc);
         self.fn_scope = lift_table(&scope, &ps);
         self.fn_item = lift_table(&item, &pi);
-    }
-
-    /// The class lifts of the lead words of `needs` ("*nuke* the old board", "*punch* in on
-    /// ticket 9"): where a need puts its verb, whether or not the vocabulary knows it.
-    fn add_lead_words(&mut self, base: &Base, needs: &[(&str, &[u32])]) {
-        let mut class: HashMap<u32, [f32; 5]> = HashMap::default();
-        let mut pc = [0.0f32; 5];
-        for (q, owners) in needs {
-            let lead = lead_word(q).map(|w| {
-                let next = self.lead_words.len() as u32;
-                *self.lead_words.entry(w).or_insert(next)
-            });
-            for &a in owners.iter() {
-                let c = class_code(base.shapes[a as usize].class);
-                pc[c] += 1.0;
-                if let Some(w) = lead {
-                    class.entry(w).or_default()[c] += 1.0;
-                }
-            }
-        }
-        self.lead_class = lift_table(&class, &pc);
+        self.lead_class = lift_table(&lead_class, &pc);
     }
 }
 
@@ -856,8 +846,7 @@ impl ExampleIndex {
                 .zip(&owners)
                 .map(|(q, o)| (*q, o.as_slice()))
                 .collect();
-            lifts.add_function_words(base, &needs);
-            lifts.add_lead_words(base, &needs);
+            lifts.add_text_words(base, &needs);
         }
         let field = Corpus::build(&per_action);
         let each = Corpus::build(&each_docs);
@@ -2107,36 +2096,42 @@ mod tests {
     use crate::catalog::Catalog;
     use crate::spec::Spec;
 
-    /// The actions that undo (a DELETE, an un-verb of another operationId's verb) and the
-    /// checks (a GET answering with no body), in a document of six operations.
-    #[test]
-    fn undoing_actions_and_checks_are_told_from_the_document() {
-        let op = |id: &str, code: &str| {
-            serde_json::json!({"operationId": id,
-                "responses": {code: {"description": "ok"}}})
-        };
-        let json = |id: &str| {
-            serde_json::json!({"operationId": id, "produces": ["application/json"],
-                "responses": {"200": {"description": "ok", "schema": {"type": "object"}}}})
-        };
+    /// An operation answering `code` with a bare description.
+    fn op(id: &str, code: &str) -> serde_json::Value {
+        serde_json::json!({"operationId": id, "responses": {code: {"description": "ok"}}})
+    }
+
+    /// The catalog of a document with these `paths`.
+    fn catalog_of(paths: serde_json::Value) -> Catalog {
         let doc = serde_json::json!({
             "swagger": "2.0",
             "info": {"title": "Gitea API", "version": "1.0"},
             "basePath": "/api/v1",
-            "paths": {
-                // Paths without parameters: only operationIds, methods and answers count.
-                "/reviews/dismissals": {"post": json("repoDismissPullReview")},
-                "/reviews/undismissals": {"post": json("repoUnDismissPullReview")},
-                "/user/blocks": {"delete": op("userUnblockUser", "204")},
-                "/admin/unadopted": {"get": json("adminUnadoptedList")},
-                "/orgs/members/check": {"get": op("orgIsMember", "204")},
-                "/orgs/members": {"get": json("orgListMembers")},
-                // A download: its body is undocumented, but it has one; not a check.
-                "/repos/archive": {"get": op("repoGetArchive", "200")},
-            }
+            "paths": paths,
         });
         let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
-        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        Catalog::build(&spec).expect("the catalog builds")
+    }
+
+    /// The actions that undo (a DELETE, an un-verb of another operationId's verb) and the
+    /// checks (a GET answering with no body), in a document of six operations.
+    #[test]
+    fn undoing_actions_and_checks_are_told_from_the_document() {
+        let json = |id: &str| {
+            serde_json::json!({"operationId": id, "produces": ["application/json"],
+                "responses": {"200": {"description": "ok", "schema": {"type": "object"}}}})
+        };
+        let catalog = catalog_of(serde_json::json!({
+            // Paths without parameters: only operationIds, methods and answers count.
+            "/reviews/dismissals": {"post": json("repoDismissPullReview")},
+            "/reviews/undismissals": {"post": json("repoUnDismissPullReview")},
+            "/user/blocks": {"delete": op("userUnblockUser", "204")},
+            "/admin/unadopted": {"get": json("adminUnadoptedList")},
+            "/orgs/members/check": {"get": op("orgIsMember", "204")},
+            "/orgs/members": {"get": json("orgListMembers")},
+            // A download: its body is undocumented, but it has one; not a check.
+            "/repos/archive": {"get": op("repoGetArchive", "200")},
+        }));
         let base = Base::build(&catalog);
         let flagged = |flags: &[bool]| -> Vec<&str> {
             let mut out: Vec<&str> = catalog
@@ -2179,25 +2174,14 @@ mod tests {
     /// A verb the vocabulary does not know ("nuke") tells the verb class by the needs it leads.
     #[test]
     fn the_lead_word_lifts_the_class_its_needs_ask_for() {
-        let op = |id: &str, code: &str| {
-            serde_json::json!({"operationId": id,
-                "responses": {code: {"description": "ok"}}})
-        };
-        let doc = serde_json::json!({
-            "swagger": "2.0",
-            "info": {"title": "Gitea API", "version": "1.0"},
-            "basePath": "/api/v1",
-            "paths": {
-                "/boards": {"get": op("listBoards", "200"), "post": op("createBoard", "201")},
-                "/boards/{id}": {
-                    "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
-                    "delete": op("deleteBoard", "204"),
-                    "get": op("getBoard", "200"),
-                },
-            }
-        });
-        let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
-        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        let catalog = catalog_of(serde_json::json!({
+            "/boards": {"get": op("listBoards", "200"), "post": op("createBoard", "201")},
+            "/boards/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                "delete": op("deleteBoard", "204"),
+                "get": op("getBoard", "200"),
+            },
+        }));
         let examples = Examples::parse(concat!(
             r#"{"op":"deleteBoard","q":["nuke board 3","nuke the old board for good"]}"#,
             "\n",

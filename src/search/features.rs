@@ -31,7 +31,7 @@ pub const QUERY_INTENTS: usize = 6;
 /// Action classes: delete, create, update, list, get.
 pub const CLASSES: usize = 5;
 /// Learned from the labelled needs: how much the query's words favour the action's verb class
-/// (mean log-lift of the class given each word).
+/// (log-lift of the class given each word, summed by how much each tells ÷ √ of their sum).
 pub const LEX_CLASS: usize = INTENT + QUERY_INTENTS * CLASSES;
 /// … its scope.
 pub const LEX_SCOPE: usize = LEX_CLASS + 1;

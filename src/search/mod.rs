@@ -732,7 +732,7 @@ fn scope_code(s: Scope) -> usize {
 pub const NEEDS_WORD_MIN_EXAMPLES: usize = 2;
 /// See `NeedsWords::spelled`: a word of this many needs not misspelt on purpose.
 pub const SPELLED_MIN_EXAMPLES: usize = 2;
-/// The least weight of a word in the means of the learned lifts (see `ExampleIndex::info`).
+/// The least weight of a word in the sums of the learned lifts (see `ExampleIndex::info`).
 pub const MIN_WORD_WEIGHT: f32 = 0.05;
 
 /// An association needs this many labelled (need, action) pairs…
@@ -958,7 +958,8 @@ pub(crate) struct Query {
     cues: [bool; features::CUES],
     /// Example-dictionary ids of the words the user typed (for the learned lifts).
     words: Vec<u32>,
-    /// Weight of each of `words` in the means of the learned lifts (summing to 1).
+    /// Weight of each of `words` in the sums of the learned lifts: how much it tells, ÷ √ of
+    /// what all of them tell.
     word_weights: Vec<f32>,
     /// Ids of the query's function words (see `Lifts::fn_words`).
     fn_words: Vec<u32>,
@@ -1466,9 +1467,11 @@ impl SearchIndex {
             .iter()
             .map(|w| ex.info.get(w).copied().unwrap_or(1.0).max(MIN_WORD_WEIGHT))
             .collect();
+        // Summed, ÷ √ of the weights' sum rather than averaged: a long need's many context
+        // words dilute a mean, while the evidence of its telling words adds up.
         let total: f32 = word_weights.iter().sum();
         for v in &mut word_weights {
-            *v /= total.max(1e-6);
+            *v /= total.sqrt().max(1e-6);
         }
         let mut word_shape = [0.0f32; model::WORD_WEIGHTS];
         if !self.model.words.is_empty() && !seen.is_empty() {
@@ -1622,7 +1625,7 @@ impl SearchIndex {
             }
         }
         // Verb intent × verb class, and the learned lifts of class, scope and item given the
-        // query's words (mean over the words), for every action.
+        // query's words (weighted sums, see `Query::word_weights`), for every action.
         let lifts = &ex.lifts;
         let (mut lc, mut ls, mut li) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         if !q.words.is_empty() {
@@ -2207,6 +2210,43 @@ mod tests {
         // "I want to *see*": the wanted verb leads, not the pronoun before it.
         assert!(lift("see", "getBoard") > 0.0);
         assert!(!lifts.lead_words.contains_key("want"));
+    }
+
+    /// Two words that ask for a delete say it more surely than one: the learned lifts are
+    /// summed by how much each word tells (÷ √ of what all tell), not averaged, so a long need's
+    /// telling words are not drowned by its context.
+    #[test]
+    fn the_words_lifts_add_up_rather_than_average() {
+        let catalog = catalog_of(serde_json::json!({
+            "/boards": {"get": op("listBoards", "200")},
+            "/boards/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                "delete": op("deleteBoard", "204"),
+                "get": op("getBoard", "200"),
+            },
+        }));
+        let examples = Examples::parse(concat!(
+            r#"{"op":"deleteBoard","q":["nuke board 3","zap board 4"]}"#,
+            "\n",
+            r#"{"op":"getBoard","q":["show board 3","fetch board 5"]}"#,
+            "\n",
+            r#"{"op":"listBoards","q":["every board"]}"#,
+        ))
+        .expect("the examples parse");
+        let model = Model::committed().expect("the committed model loads");
+        let index = SearchIndex::with(&catalog, &examples, model);
+        let delete = catalog
+            .actions()
+            .iter()
+            .position(|a| a.operation_id.as_str() == "deleteBoard")
+            .expect("the action exists");
+        let lift = |q: &str| {
+            let q = index.prepare(q).expect("the query is analysed");
+            index.stage1(&q).row(delete)[crate::search::features::LEX_CLASS]
+        };
+        let (one, two) = (lift("nuke board"), lift("nuke zap board"));
+        assert!(one > 0.0, "{one}");
+        assert!(two > 1.2 * one, "one word {one}, two {two}");
     }
 
     #[test]

@@ -2116,6 +2116,27 @@ mod tests {
         Catalog::build(&spec).expect("the catalog builds")
     }
 
+    /// A catalog of boards: list, create, get and delete.
+    fn boards() -> Catalog {
+        catalog_of(serde_json::json!({
+            "/boards": {"get": op("listBoards", "200"), "post": op("createBoard", "201")},
+            "/boards/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+                "delete": op("deleteBoard", "204"),
+                "get": op("getBoard", "200"),
+            },
+        }))
+    }
+
+    /// The index of the action `operation_id` in `catalog`.
+    fn position(catalog: &Catalog, operation_id: &str) -> usize {
+        catalog
+            .actions()
+            .iter()
+            .position(|a| a.operation_id.as_str() == operation_id)
+            .expect("the action exists")
+    }
+
     /// The actions that undo (a DELETE, an un-verb of another operationId's verb) and the
     /// checks (a GET answering with no body), in a document of six operations.
     #[test]
@@ -2177,14 +2198,7 @@ mod tests {
     /// A verb the vocabulary does not know ("nuke") tells the verb class by the needs it leads.
     #[test]
     fn the_lead_word_lifts_the_class_its_needs_ask_for() {
-        let catalog = catalog_of(serde_json::json!({
-            "/boards": {"get": op("listBoards", "200"), "post": op("createBoard", "201")},
-            "/boards/{id}": {
-                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
-                "delete": op("deleteBoard", "204"),
-                "get": op("getBoard", "200"),
-            },
-        }));
+        let catalog = boards();
         let examples = Examples::parse(concat!(
             r#"{"op":"deleteBoard","q":["nuke board 3","nuke the old board for good"]}"#,
             "\n",
@@ -2198,11 +2212,7 @@ mod tests {
         let lifts = &index.examples.lifts;
         let lift = |word: &str, op: &str| {
             let w = lifts.lead_words[word];
-            let a = catalog
-                .actions()
-                .iter()
-                .position(|a| a.operation_id.as_str() == op)
-                .expect("the action exists");
+            let a = position(&catalog, op);
             lifts.lead_class[&w][class_code(index.base.shapes[a].class)]
         };
         assert!(lift("nuke", "deleteBoard") > 0.0);
@@ -2217,14 +2227,7 @@ mod tests {
     /// telling words are not drowned by its context.
     #[test]
     fn the_words_lifts_add_up_rather_than_average() {
-        let catalog = catalog_of(serde_json::json!({
-            "/boards": {"get": op("listBoards", "200")},
-            "/boards/{id}": {
-                "parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
-                "delete": op("deleteBoard", "204"),
-                "get": op("getBoard", "200"),
-            },
-        }));
+        let catalog = boards();
         let examples = Examples::parse(concat!(
             r#"{"op":"deleteBoard","q":["nuke board 3","zap board 4"]}"#,
             "\n",
@@ -2235,11 +2238,7 @@ mod tests {
         .expect("the examples parse");
         let model = Model::committed().expect("the committed model loads");
         let index = SearchIndex::with(&catalog, &examples, model);
-        let delete = catalog
-            .actions()
-            .iter()
-            .position(|a| a.operation_id.as_str() == "deleteBoard")
-            .expect("the action exists");
+        let delete = position(&catalog, "deleteBoard");
         let lift = |q: &str| {
             let q = index.prepare(q).expect("the query is analysed");
             index.stage1(&q).row(delete)[crate::search::features::LEX_CLASS]

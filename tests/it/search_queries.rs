@@ -1282,7 +1282,8 @@ fn undoing_finds_the_action_that_undoes() {
 
 /// A yes/no question is answered by a check (a GET whose only success is `204`), a request for
 /// the thing by the read. Both questions rank their check first by less than the weight of
-/// `ask.check` (the merge, a team's member list next), so they fail without it.
+/// `ask.check` (the pull request's read, the list of starred repositories next), so they fail
+/// without it.
 #[test]
 #[cfg_attr(
     not(shared_spec),
@@ -1292,10 +1293,10 @@ fn a_yes_no_question_is_answered_by_a_check() {
     let s = full();
     for (q, check) in [
         (
-            "has pull request 12 in acme/web been merged",
+            "is pull request 12 in acme/web merged",
             "repoPullRequestIsMerged",
         ),
-        ("is bob a member of org acme", "orgIsMember"),
+        ("have I starred acme/web", "userCurrentCheckStarring"),
     ] {
         let counted = counted(s, q, check);
         assert!(counted.iter().any(|f| f == "ask.check"), "{counted:?}");

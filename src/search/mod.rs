@@ -997,7 +997,7 @@ impl Query {
                 self.slash_value = true;
             }
             let digits = c.trim_start_matches('#');
-            if !digits.is_empty() && digits.chars().all(|d| d.is_ascii_digit()) {
+            if is_number(digits) || issue_reference(c) {
                 self.number_value = true;
             }
         }
@@ -1033,6 +1033,17 @@ fn undoing_actions(catalog: &Catalog, shapes: &[Shape]) -> Vec<bool> {
         .collect()
 }
 
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|d| d.is_ascii_digit())
+}
+
+/// Whether `chunk` is an `owner/name#12` reference.
+fn issue_reference(chunk: &str) -> bool {
+    chunk.rsplit_once('#').is_some_and(|(repo, n)| {
+        is_number(n) && repo.split('/').filter(|p| !p.is_empty()).count() == 2
+    })
+}
+
 /// For each number of `raw` with a word before it (`issue 12`, `issue #12`, `pull request 42`),
 /// the words that word stands for: a two-word phrase the vocabulary translates, else the word's
 /// translation, else the word.
@@ -1046,8 +1057,13 @@ fn valued_nouns(raw: &str) -> Vec<Vec<String>> {
         .collect();
     let mut out = Vec::new();
     for (k, c) in chunks.iter().enumerate() {
+        // `acme/web#19`: the forges' notation for an issue or pull request of a repository.
+        if issue_reference(c) {
+            out.push(vec!["issue".to_string(), "pull".to_string()]);
+            continue;
+        }
         let digits = c.trim_start_matches('#');
-        if k == 0 || digits.is_empty() || !digits.chars().all(|d| d.is_ascii_digit()) {
+        if k == 0 || !is_number(digits) {
             continue;
         }
         let word = chunks[k - 1].trim_end_matches('#');
@@ -2258,8 +2274,18 @@ mod tests {
             v("attachment 9 on comment 1203"),
             vec![vec!["attachment"], vec!["comment"]]
         );
+        // `owner/name#N` numbers an issue or a pull request, whatever comes before it.
+        assert_eq!(v("close acme/web#19"), vec![vec!["issue", "pull"]]);
+        assert_eq!(v("pin acme/web#3."), vec![vec!["issue", "pull"]]);
         // No noun before it: a stop word, another number, nothing, a value.
-        for q in ["move it to 3", "12 34", "42", "close acme/web#19", "#"] {
+        for q in [
+            "move it to 3",
+            "12 34",
+            "42",
+            "see a/b/c#4",
+            "acme/web#x",
+            "#",
+        ] {
             assert!(v(q).is_empty(), "{q:?}: {:?}", v(q));
         }
     }

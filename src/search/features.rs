@@ -47,8 +47,15 @@ pub const LEX_FN_ITEM: usize = LEX_CLASS + 5;
 pub const COVER_DOC: usize = LEX_CLASS + 6;
 /// … its text or its examples cover.
 pub const COVER_ALL: usize = LEX_CLASS + 7;
+/// Learned log-lift of the resource the action's path ends in, given the query's words.
+pub const LEX_RESOURCE: usize = LEX_CLASS + 8;
+/// … of the action itself (only for actions with examples).
+pub const LEX_ACTION: usize = LEX_CLASS + 9;
+/// Learned log-lift of the action's verb class given the query's lead word: its first, or the
+/// first after a word of wanting (`search::lead_word`).
+pub const LEX_LEAD_CLASS: usize = LEX_CLASS + 10;
 /// Number of stage-one features (computed for every matched action).
-pub const STAGE1: usize = LEX_CLASS + 8;
+pub const STAGE1: usize = LEX_CLASS + 11;
 
 /// Share of the action name's nouns the query names.
 pub const NAME_COVER: usize = STAGE1;
@@ -80,17 +87,13 @@ pub const EXTRA_IDS: usize = STAGE1 + 12;
 pub const DEPTH: usize = STAGE1 + 13;
 /// Deprecated.
 pub const DEPRECATED: usize = STAGE1 + 14;
-/// Learned log-lift of the resource the action's path ends in, given the query's words.
-pub const LEX_RESOURCE: usize = STAGE1 + 15;
 /// The query holds an `owner/name`-like value and the action is in repository scope.
-pub const VALUE_SLASH_REPO: usize = STAGE1 + 16;
+pub const VALUE_SLASH_REPO: usize = STAGE1 + 15;
 /// The query holds a number (an id, an index) and the action targets one item.
-pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 17;
-/// … of the action itself (only for actions with examples).
-pub const LEX_ACTION: usize = STAGE1 + 18;
+pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 16;
 /// First of the per-field coverages: share of the query's concepts (weighted by their rarity
 /// in the catalog) that field `f` covers, `COVER_FIELD + f`.
-pub const COVER_FIELD: usize = STAGE1 + 19;
+pub const COVER_FIELD: usize = STAGE1 + 17;
 /// First of the scope priors: `SCOPE + scope`.
 pub const SCOPE: usize = COVER_FIELD + FIELDS;
 /// Scope cues of a query: self, admin, organisation/team, repository, user.
@@ -127,11 +130,8 @@ pub const UNDO_DOES: usize = HEAD_RESOURCE + 11;
 pub const ASK_CHECK: usize = HEAD_RESOURCE + 12;
 /// The need asks no yes/no question and the action is a check.
 pub const NOASK_CHECK: usize = HEAD_RESOURCE + 13;
-/// Learned log-lift of the action's verb class given the query's lead word: its first, or the
-/// first after a word of wanting (`search::lead_word`).
-pub const LEX_LEAD_CLASS: usize = HEAD_RESOURCE + 14;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 15;
+pub const COUNT: usize = HEAD_RESOURCE + 14;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -161,6 +161,9 @@ pub fn names() -> Vec<String> {
         "lex.fn.item",
         "cover.doc",
         "cover.all",
+        "lex.resource",
+        "lex.action",
+        "lex.lead.class",
         "name.cover",
         "name.missing",
         "resource",
@@ -176,10 +179,8 @@ pub fn names() -> Vec<String> {
         "ids.extra",
         "depth",
         "deprecated",
-        "lex.resource",
         "value.slash.repo",
         "value.number.item",
-        "lex.action",
     ] {
         out.push(n.to_string());
     }
@@ -209,7 +210,6 @@ pub fn names() -> Vec<String> {
         "undo.does",
         "ask.check",
         "noask.check",
-        "lex.lead.class",
     ] {
         out.push(n.to_string());
     }

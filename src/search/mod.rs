@@ -505,6 +505,11 @@ impl PerWord {
         PerWord { lists }
     }
 
+    /// The word's `(key, value)` pairs, by key.
+    fn list(&self, w: u32) -> &[(u32, f32)] {
+        self.lists.get(w as usize).map_or(&[], Vec::as_slice)
+    }
+
     fn get(&self, w: u32, k: u32) -> Option<f32> {
         let l = self.lists.get(w as usize)?;
         l.binary_search_by_key(&k, |e| e.0).ok().map(|j| l[j].1)
@@ -1664,6 +1669,7 @@ impl SearchIndex {
                 *v /= m;
             }
         }
+        let lead = q.lead.and_then(|w| lifts.lead_class.get(&w));
         for i in 0..n {
             let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
             let shape = &self.base.shapes[i];
@@ -1676,6 +1682,42 @@ impl SearchIndex {
             row[features::LEX_CLASS] = lc[class];
             row[features::LEX_SCOPE] = ls[scope_code(shape.scope)];
             row[features::LEX_ITEM] = li[usize::from(shape.on_item)];
+            // "nuke the old board", "I want to *flip* it to visible": the verb of a command
+            // comes first, or right after the words of wanting, whether or not the vocabulary
+            // knows it.
+            if let Some(l) = lead {
+                row[features::LEX_LEAD_CLASS] = l[class];
+            }
+        }
+        // The resource's and the action's lifts given the query's words (weighted sums): from
+        // each word's list, every action met by the word's unseen lift, the listed ones by
+        // theirs.
+        if !q.words.is_empty() {
+            let mut by_resource: HashMap<u32, f32> = HashMap::default();
+            let mut action = vec![0.0f32; n];
+            let mut unseen = 0.0f32;
+            for (&w, &m) in q.words.iter().zip(&q.word_weights) {
+                let u = lifts.unseen_of(w);
+                unseen += m * u;
+                for &(r, v) in lifts.resource.list(w) {
+                    *by_resource.entry(r).or_default() += m * (v - u);
+                }
+                for &(a, v) in lifts.action.list(w) {
+                    if let Some(slot) = action.get_mut(a as usize) {
+                        *slot += m * (v - u);
+                    }
+                }
+            }
+            for i in 0..n {
+                let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
+                if let Some(r) = self.base.shape_ids[i].resource.first() {
+                    row[features::LEX_RESOURCE] =
+                        unseen + by_resource.get(r).copied().unwrap_or(0.0);
+                }
+                if ex.has[i] {
+                    row[features::LEX_ACTION] = unseen + action[i];
+                }
+            }
         }
         Stage1 { x, matched }
     }
@@ -1937,27 +1979,12 @@ impl SearchIndex {
                 put(NOASK_CHECK, 1.0);
             }
         }
-        // "nuke the old board", "I want to *flip* it to visible": the verb of a command comes
-        // first, or right after the words of wanting, whether or not the vocabulary knows it.
-        if let Some(l) = q.lead.and_then(|w| self.examples.lifts.lead_class.get(&w)) {
-            put(LEX_LEAD_CLASS, l[class_code(shape.class)]);
-        }
         put(DEPTH, f32::from(shape.depth) / 6.0);
         put(DEPRECATED, f32::from(u8::from(shape.deprecated)));
         let scope = scope_code(shape.scope);
         let lifts = &self.examples.lifts;
         if !q.words.is_empty() {
             let res = ids.resource.first().copied();
-            let mut lr = 0.0;
-            for (w, &m) in q.words.iter().zip(&q.word_weights) {
-                if let Some(r) = res {
-                    lr += m * lifts
-                        .resource
-                        .get(*w, r)
-                        .unwrap_or_else(|| lifts.unseen_of(*w));
-                }
-            }
-            put(LEX_RESOURCE, lr);
             if let (Some(r), false) = (res, q.head_ex.is_empty()) {
                 let lh = q
                     .head_ex
@@ -1970,20 +1997,6 @@ impl SearchIndex {
                     })
                     .fold(f32::MIN, f32::max);
                 put(LEX_HEAD_RESOURCE, lh);
-            }
-            if self.examples.has[i] {
-                let la: f32 = q
-                    .words
-                    .iter()
-                    .zip(&q.word_weights)
-                    .map(|(w, &m)| {
-                        m * lifts
-                            .action
-                            .get(*w, i as u32)
-                            .unwrap_or_else(|| lifts.unseen_of(*w))
-                    })
-                    .sum();
-                put(LEX_ACTION, la);
             }
         }
         put(
@@ -2238,11 +2251,9 @@ mod tests {
         assert!(!lifts.lead_words.contains_key("want"));
     }
 
-    /// Two words that ask for a delete say it more surely than one: the learned lifts are
-    /// summed by how much each word tells (÷ √ of what all tell), not averaged, so a long need's
-    /// telling words are not drowned by its context.
-    #[test]
-    fn the_words_lifts_add_up_rather_than_average() {
+    /// The boards catalog with labelled needs for deleting, reading and listing, and its index
+    /// under the committed model.
+    fn labelled_boards() -> (Catalog, SearchIndex) {
         let catalog = boards();
         let examples = Examples::parse(concat!(
             r#"{"op":"deleteBoard","q":["nuke board 3","zap board 4"]}"#,
@@ -2254,6 +2265,15 @@ mod tests {
         .expect("the examples parse");
         let model = Model::committed().expect("the committed model loads");
         let index = SearchIndex::with(&catalog, &examples, model);
+        (catalog, index)
+    }
+
+    /// Two words that ask for a delete say it more surely than one: the learned lifts are
+    /// summed by how much each word tells (÷ √ of what all tell), not averaged, so a long need's
+    /// telling words are not drowned by its context.
+    #[test]
+    fn the_words_lifts_add_up_rather_than_average() {
+        let (catalog, index) = labelled_boards();
         let delete = position(&catalog, "deleteBoard");
         let lift = |q: &str| {
             let q = index.prepare(q).expect("the query is analysed");
@@ -2262,6 +2282,45 @@ mod tests {
         let (one, two) = (lift("nuke board"), lift("nuke zap board"));
         assert!(one > 0.0, "{one}");
         assert!(two > 1.2 * one, "one word {one}, two {two}");
+    }
+
+    /// Stage one scores the resource's, the action's and the lead word's lifts for every
+    /// action (so an action the words point at is a candidate even when its text says little),
+    /// summed from each word's list as the plain look-up would.
+    #[test]
+    fn stage_one_scores_the_resource_and_action_lifts_of_every_action() {
+        use crate::search::features::{LEX_ACTION, LEX_LEAD_CLASS, LEX_RESOURCE};
+        let (catalog, index) = labelled_boards();
+        let q = index
+            .prepare("nuke the board")
+            .expect("the query is analysed");
+        let s1 = index.stage1(&q);
+        let lifts = &index.examples.lifts;
+        let plain = |table: &super::PerWord, key: u32| -> f32 {
+            q.words
+                .iter()
+                .zip(&q.word_weights)
+                .map(|(&w, &m)| m * table.get(w, key).unwrap_or_else(|| lifts.unseen_of(w)))
+                .sum()
+        };
+        for i in 0..catalog.actions().len() {
+            let row = s1.row(i);
+            let r = index.base.shape_ids[i].resource[0];
+            assert!((row[LEX_RESOURCE] - plain(&lifts.resource, r)).abs() < 1e-5);
+            let action = if index.examples.has[i] {
+                plain(&lifts.action, i as u32)
+            } else {
+                0.0
+            };
+            assert!((row[LEX_ACTION] - action).abs() < 1e-5, "{i}");
+        }
+        let (delete, get) = (
+            position(&catalog, "deleteBoard"),
+            position(&catalog, "getBoard"),
+        );
+        assert!(s1.row(delete)[LEX_ACTION] > s1.row(get)[LEX_ACTION]);
+        assert!(s1.row(delete)[LEX_LEAD_CLASS] > 0.0);
+        assert!(s1.row(get)[LEX_LEAD_CLASS] < 0.0);
     }
 
     #[test]

@@ -1296,7 +1296,10 @@ fn a_yes_no_question_is_answered_by_a_check() {
             "is pull request 12 in acme/web merged",
             "repoPullRequestIsMerged",
         ),
-        ("have I starred acme/web", "userCurrentCheckStarring"),
+        (
+            "have I starred the repo acme/web",
+            "userCurrentCheckStarring",
+        ),
     ] {
         let counted = counted(s, q, check);
         assert!(counted.iter().any(|f| f == "ask.check"), "{counted:?}");

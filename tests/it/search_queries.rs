@@ -1204,6 +1204,25 @@ fn a_number_fills_the_identifier_of_the_noun_before_it() {
     );
 }
 
+/// `acme/web#19` is how the forges write issue (or pull request) 19 of acme/web: the number
+/// fills the issue's identifier, so the issue's labels rank over the repository's.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn an_issue_reference_numbers_an_issue() {
+    let s = full();
+    let q = "labels on acme/web#19";
+    let issue = counted(s, q, "issueGetLabels");
+    assert!(issue.iter().any(|f| f == "ids.named"), "{issue:?}");
+    assert_eq!(
+        first_action(s, q).operation_id.as_str(),
+        "issueGetLabels",
+        "{q:?}"
+    );
+}
+
 /// A name given after `called` is a value: its words do not pick the action ("platform-team"
 /// names an organisation, it does not ask for teams).
 #[test]

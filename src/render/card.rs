@@ -49,6 +49,20 @@ fn required_args(action: &Action) -> Map<String, Value> {
     out
 }
 
+/// The names of [`required_args`], in its order, without building its map.
+fn required_names(action: &Action) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for p in action.params.iter().filter(|p| p.required) {
+        if !out.contains(&p.name.as_str()) {
+            out.push(&p.name);
+        }
+    }
+    if action.body.as_ref().is_some_and(|b| b.required) && !out.contains(&"body") {
+        out.push("body");
+    }
+    out
+}
+
 /// One card as one line of text (two when withheld): name, method and path, the summary's
 /// first sentence, required arguments, flags.
 pub fn card_text(out: &mut String, rank: usize, action: &Action, decision: &Decision) {
@@ -65,7 +79,7 @@ pub fn card_text(out: &mut String, rank: usize, action: &Action, decision: &Deci
     if action.user_content {
         flags.push("returns user-written text");
     }
-    let required: Vec<String> = required_args(action).keys().cloned().collect();
+    let required = required_names(action);
     let _ = write!(
         out,
         "{rank}. {} {} {} — {}",
@@ -142,11 +156,29 @@ pub fn compact_schema(schema: &Value) -> Value {
         v
     };
     let v = compact(true);
-    if v.to_string().len() > SCHEMA_BUDGET_BYTES {
+    if serialized_len(&v) > SCHEMA_BUDGET_BYTES {
         compact(false)
     } else {
         v
     }
+}
+
+/// The length of `v` serialized, counted rather than written.
+fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing to a counter cannot fail, and a `Value` always serializes.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
 }
 
 fn strip(node: &Value, keep_descriptions: bool) -> Value {

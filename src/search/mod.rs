@@ -1616,18 +1616,20 @@ impl SearchIndex {
                 x[i * STAGE1 + features::COVER_ALL] = by_all[i] * m;
             }
         }
-        let mut matched = vec![false; n];
-        for (i, m) in matched.iter_mut().enumerate() {
-            *m = x[i * STAGE1..i * STAGE1 + BM25].iter().any(|&v| v > 0.0);
-        }
         // Each BM25 feature divided by its best value for this query: scores of long and
-        // short queries become comparable.
-        for j in 0..BM25 {
-            let max = (0..n).map(|i| x[i * STAGE1 + j]).fold(0.0f32, f32::max);
-            if max > 0.0 {
-                for i in 0..n {
-                    x[i * STAGE1 + j] /= max;
-                }
+        // short queries become comparable. Row by row (the matrix is row-major).
+        let mut matched = vec![false; n];
+        let mut max = [0.0f32; BM25];
+        for (row, m) in x.chunks_exact(STAGE1).zip(&mut matched) {
+            for (best, &v) in max.iter_mut().zip(&row[..BM25]) {
+                *best = best.max(v);
+                *m |= v > 0.0;
+            }
+        }
+        let max = max.map(|m| if m > 0.0 { m } else { 1.0 });
+        for (row, _) in x.chunks_exact_mut(STAGE1).zip(&matched).filter(|(_, m)| **m) {
+            for (v, m) in row[..BM25].iter_mut().zip(&max) {
+                *v /= m;
             }
         }
         let best = knn.iter().copied().fold(0.0f32, f32::max);
@@ -1693,14 +1695,19 @@ impl SearchIndex {
         // each word's list, every action met by the word's unseen lift, the listed ones by
         // theirs.
         if !q.words.is_empty() {
-            let mut by_resource: HashMap<u32, f32> = HashMap::default();
+            // Indexed by the resource's word id (a few thousand at most).
+            let mut by_resource: Vec<f32> = Vec::new();
             let mut action = vec![0.0f32; n];
             let mut unseen = 0.0f32;
             for (&w, &m) in q.words.iter().zip(&q.word_weights) {
                 let u = lifts.unseen_of(w);
                 unseen += m * u;
                 for &(r, v) in lifts.resource.list(w) {
-                    *by_resource.entry(r).or_default() += m * (v - u);
+                    let r = r as usize;
+                    if by_resource.len() <= r {
+                        by_resource.resize(r + 1, 0.0);
+                    }
+                    by_resource[r] += m * (v - u);
                 }
                 for &(a, v) in lifts.action.list(w) {
                     if let Some(slot) = action.get_mut(a as usize) {
@@ -1712,7 +1719,7 @@ impl SearchIndex {
                 let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
                 if let Some(r) = self.base.shape_ids[i].resource.first() {
                     row[features::LEX_RESOURCE] =
-                        unseen + by_resource.get(r).copied().unwrap_or(0.0);
+                        unseen + by_resource.get(*r as usize).copied().unwrap_or(0.0);
                 }
                 if ex.has[i] {
                     row[features::LEX_ACTION] = unseen + action[i];

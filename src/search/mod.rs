@@ -1076,9 +1076,13 @@ fn valued_nouns(raw: &str) -> Vec<Vec<String>> {
             continue;
         }
         let two = (k >= 2).then(|| format!("{} {word}", chunks[k - 2]));
+        // "PR 12" through the vocabulary, "pull request 12" as typed: both number a pull
+        // request, not a request.
         let phrase = two
             .as_deref()
-            .and_then(vocabulary::synonyms_of)
+            .and_then(|t| {
+                vocabulary::synonyms_of(t).or_else(|| vocabulary::is_compound(t).then_some(t))
+            })
             .or_else(|| vocabulary::synonyms_of(word))
             .unwrap_or(word);
         out.push(phrase.split_whitespace().map(str::to_string).collect());
@@ -2336,6 +2340,10 @@ mod tests {
         assert_eq!(v("delete comment 5512"), vec![vec!["comment"]]);
         // Through the vocabulary, a two-word phrase first.
         assert_eq!(v("merge PR #42"), vec![vec!["pull", "request"]]);
+        // A compound noun as typed, or through the vocabulary: not the noun's last word.
+        assert_eq!(v("get pull request 12"), vec![vec!["pull", "request"]]);
+        assert_eq!(v("close merge request 4"), vec![vec!["pull", "request"]]);
+        assert_eq!(v("the old request 3"), vec![vec!["request"]]);
         assert_eq!(
             v("attachment 9 on comment 1203"),
             vec![vec!["attachment"], vec!["comment"]]

@@ -97,6 +97,12 @@ pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
     SYNONYMS.get(phrase).copied()
 }
 
+/// True when the vocabulary stands some word for this phrase: a compound noun of Gitea's
+/// (`pull request`), as typed.
+pub fn is_compound(phrase: &str) -> bool {
+    phrase.contains(' ') && SYNONYMS.values().any(|v| *v == phrase)
+}
+
 /// Words that carry no meaning for finding an action.
 const STOP_WORDS: &[&str] = &[
     "a",

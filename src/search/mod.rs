@@ -1631,7 +1631,11 @@ impl SearchIndex {
             }
         }
         let max = max.map(|m| if m > 0.0 { m } else { 1.0 });
-        for (row, _) in x.chunks_exact_mut(STAGE1).zip(&matched).filter(|(_, m)| **m) {
+        for (row, _) in x
+            .chunks_exact_mut(STAGE1)
+            .zip(&matched)
+            .filter(|(_, m)| **m)
+        {
             for (v, m) in row[..BM25].iter_mut().zip(&max) {
                 *v /= m;
             }

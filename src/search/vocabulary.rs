@@ -97,8 +97,9 @@ pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
     SYNONYMS.get(phrase).copied()
 }
 
-/// True when the vocabulary stands some word for this phrase: a compound noun of Gitea's
-/// (`pull request`), as typed.
+/// True when the vocabulary translates some word into exactly this phrase of two words or
+/// more: a compound noun such as `pull request` or `gpg key`, typed as such. (A few
+/// translations are word lists, `delete remove`, which nobody types before a number.)
 pub fn is_compound(phrase: &str) -> bool {
     phrase.contains(' ') && SYNONYMS.values().any(|v| *v == phrase)
 }

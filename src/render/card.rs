@@ -37,28 +37,29 @@ pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Val
     Value::Object(card)
 }
 
+/// The required arguments in order, each with its type: the parameters', then `body`.
+fn required(action: &Action) -> impl Iterator<Item = (&str, &str)> {
+    let params = action.params.iter().filter(|p| p.required);
+    let body = action.body.as_ref().filter(|b| b.required);
+    params
+        .map(|p| (p.name.as_str(), p.ty.as_str()))
+        .chain(body.map(|_| ("body", "object")))
+}
+
 /// Required arguments and their types (`owner: string`, `index: integer`, `body: object`).
 fn required_args(action: &Action) -> Map<String, Value> {
-    let mut out = Map::new();
-    for p in action.params.iter().filter(|p| p.required) {
-        out.insert(p.name.clone(), json!(p.ty));
-    }
-    if action.body.as_ref().is_some_and(|b| b.required) {
-        out.insert("body".into(), json!("object"));
-    }
-    out
+    required(action)
+        .map(|(name, ty)| (name.to_string(), json!(ty)))
+        .collect()
 }
 
 /// The names of [`required_args`], in its order, without building its map.
 fn required_names(action: &Action) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for p in action.params.iter().filter(|p| p.required) {
-        if !out.contains(&p.name.as_str()) {
-            out.push(&p.name);
+    for (name, _) in required(action) {
+        if !out.contains(&name) {
+            out.push(name);
         }
-    }
-    if action.body.as_ref().is_some_and(|b| b.required) && !out.contains(&"body") {
-        out.push("body");
     }
     out
 }
@@ -241,4 +242,77 @@ pub fn path_params(action: &Action) -> Vec<&str> {
         .filter(|p| p.location == ParamLocation::Path)
         .map(|p| p.name.as_str())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::spec::Spec;
+
+    /// The text card and the JSON card list the same required arguments in the same order:
+    /// the path parameters, then the body.
+    #[test]
+    fn both_cards_list_the_required_arguments_alike() {
+        let doc = json!({
+            "swagger": "2.0",
+            "info": {"title": "Gitea API", "version": "1.0"},
+            "basePath": "/api/v1",
+            "paths": {"/repos/{owner}/{repo}/labels": {"post": {
+                "operationId": "issueCreateLabel",
+                "summary": "Create a label",
+                "parameters": [
+                    {"name": "owner", "in": "path", "required": true, "type": "string"},
+                    {"name": "repo", "in": "path", "required": true, "type": "string"},
+                    {"name": "page", "in": "query", "type": "integer"},
+                    {"name": "body", "in": "body", "required": true,
+                     "schema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                ],
+                "responses": {"201": {"description": "created"}},
+            }}},
+        });
+        let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
+        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        let action = &catalog.actions()[0];
+        let mut text = String::new();
+        card_text(&mut text, 1, action, &Decision::Allowed);
+        assert!(text.contains(" | required: owner, repo, body"), "{text}");
+        let card = card_json(action, &Decision::Allowed, false);
+        let keys: Vec<&str> = card["required"]
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["owner", "repo", "body"]);
+        assert_eq!(card["required"]["owner"], "string");
+        assert_eq!(card["required"]["body"], "object");
+    }
+
+    /// A schema within the budget keeps its descriptions; one over it keeps names and types
+    /// only. The size is the serialized JSON's, counted without writing it.
+    #[test]
+    fn a_schema_over_the_budget_loses_its_descriptions() {
+        let schema = |n: usize| {
+            let props: Map<String, Value> = (0..n)
+                .map(|i| {
+                    let p = json!({"type": "string", "description": format!("field {i} of the option")});
+                    (format!("field_{i}"), p)
+                })
+                .collect();
+            json!({"type": "object", "properties": props})
+        };
+        for v in [schema(1), schema(40), json!("é\"\n"), json!([1, null, 2.5])] {
+            assert_eq!(serialized_len(&v), v.to_string().len());
+        }
+        let small = compact_schema(&schema(3));
+        assert_eq!(
+            small["properties"]["field_0"]["description"],
+            "field 0 of the option"
+        );
+        let large = compact_schema(&schema(60));
+        assert!(serialized_len(&schema(60)) > SCHEMA_BUDGET_BYTES);
+        assert_eq!(large["properties"]["field_0"], json!({"type": "string"}));
+        assert_eq!(large["properties"].as_object().map(Map::len), Some(60));
+    }
 }

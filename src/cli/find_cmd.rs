@@ -127,6 +127,9 @@ pub struct FitFlags {
     /// Whether function words get word × shape weights too (true or false)
     #[arg(long, hide = true)]
     word_function_words: Option<bool>,
+    /// Seed of the split into inner folds (to measure how far a refit alone moves the figures)
+    #[arg(long, hide = true)]
+    inner_seed: Option<u64>,
 }
 
 impl FitFlags {
@@ -153,7 +156,7 @@ impl FitFlags {
             word_l2: self.word_l2.unwrap_or(d.word_l2),
             word_min_rows: self.word_min_rows.unwrap_or(d.word_min_rows),
             word_function_words: self.word_function_words.unwrap_or(d.word_function_words),
-            ..d
+            seed: self.inner_seed.unwrap_or(d.seed),
         }
     }
 }
@@ -569,4 +572,37 @@ pub async fn fit(config: &Config, args: &FitArgs) -> anyhow::Result<Exit> {
         println!("the committed model, examples and CV baseline are what `fit` produces");
     }
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        fit: FitFlags,
+    }
+
+    /// `--inner-seed` changes only the split into inner folds; without it the fit is the
+    /// committed one's.
+    #[test]
+    fn the_inner_seed_flag_sets_the_split_seed() {
+        let d = FitOptions::default();
+        let unset = Flags::parse_from(["fit"]).fit.options();
+        assert_eq!(unset, d);
+        let set = Flags::parse_from(["fit", "--inner-seed", "101"])
+            .fit
+            .options();
+        assert_eq!(set.seed, 101);
+        assert_eq!(
+            FitOptions {
+                seed: d.seed,
+                ..set
+            },
+            d
+        );
+        assert!(Flags::try_parse_from(["fit", "--inner-seed", "-1"]).is_err());
+    }
 }

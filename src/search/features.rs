@@ -87,7 +87,8 @@ pub const EXTRA_IDS: usize = STAGE1 + 12;
 pub const DEPTH: usize = STAGE1 + 13;
 /// Deprecated.
 pub const DEPRECATED: usize = STAGE1 + 14;
-/// The query holds an `owner/name`-like value and the action is in repository scope.
+/// The query holds an `owner/name`-like value and the action names a repository by
+/// `{owner}/{repo}` (in any scope).
 pub const VALUE_SLASH_REPO: usize = STAGE1 + 15;
 /// The query holds a number (an id, an index) and the action targets one item.
 pub const VALUE_NUMBER_ITEM: usize = STAGE1 + 16;

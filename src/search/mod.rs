@@ -2016,7 +2016,7 @@ impl SearchIndex {
         }
         put(
             VALUE_SLASH_REPO,
-            f32::from(u8::from(q.slash_value && shape.scope == Scope::Repo)),
+            f32::from(u8::from(q.slash_value && shape.names_repository)),
         );
         put(
             VALUE_NUMBER_ITEM,

@@ -155,6 +155,10 @@ pub struct Shape {
     /// segment before it and the parameter's own name (`/comments/{id}/assets/{attachment_id}`
     /// → `comments id`, `assets attachment id`).
     pub id_words: Vec<Vec<String>>,
+    /// The path names a repository by `{owner}/{repo}`, in whatever scope
+    /// (`/user/starred/{owner}/{repo}`, `/admin/unadopted/{owner}/{repo}`): an `owner/repo` in
+    /// the need names it.
+    pub names_repository: bool,
 }
 
 /// The shape of an action.
@@ -224,6 +228,7 @@ pub fn shape_of(a: &Action) -> Shape {
         class: class_of(a),
         scope,
         on_item: a.path.ends_with('}'),
+        names_repository: a.path.contains("{owner}") && a.path.contains("{repo}"),
         upsert: a.method == HttpMethod::Put && a.summary.to_ascii_lowercase().contains("create"),
         destructive: a.annotations.destructive,
         deprecated: a.deprecated,

@@ -878,8 +878,8 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         }
         let in_catalog = lexicon.in_catalog(&word);
         if let Some(exp) = synonyms_of(&word) {
-            // A word the catalog never uses is replaced by what it means; one it uses is
-            // only widened.
+            // A word the catalog never uses is searched by what it means; one it uses is only
+            // widened.
             let o = if in_catalog {
                 Origin::Synonym
             } else {
@@ -893,7 +893,10 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 continue;
             }
         }
-        if !STOP_WORDS.contains(&word.as_str()) && (in_catalog || synonyms_of(&word).is_none()) {
+        // Translated or not, the word itself is kept: no catalog text has it, but labelled
+        // needs do ("ticket", "webhook"), for the examples and the learned lifts to meet it
+        // (docs/search.md, round 19).
+        if !STOP_WORDS.contains(&word.as_str()) {
             add(&mut a, &word, origin);
         }
     }
@@ -1280,6 +1283,17 @@ mod tests {
         }
     }
 
+    /// A word the catalog never uses is searched by what it means and kept as typed too: the
+    /// labelled needs use it, and their examples and learned lifts must meet it.
+    #[test]
+    fn a_translated_word_is_kept_as_typed() {
+        let a = analyse("comment on ticket 5", &lexicon(&["comment", "issue"]));
+        let origin = |w: &str| a.terms.iter().find(|t| t.word == w).map(|t| t.origin);
+        assert_eq!(origin("issue"), Some(Origin::Translated));
+        assert_eq!(origin("ticket"), Some(Origin::Typed));
+        assert_eq!(a.concepts.last().unwrap(), &["issue", "ticket"]);
+    }
+
     /// The object is the phrase after the verb, up to the first word that adds no concept.
     #[test]
     fn the_object_is_the_noun_phrase_after_the_verb() {
@@ -1310,7 +1324,7 @@ mod tests {
         );
         assert_eq!(
             object("repo assignees"),
-            ["repository", "assignees"],
+            ["repository+repo", "assignees"],
             "no verb"
         );
         assert_eq!(

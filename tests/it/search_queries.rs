@@ -1299,10 +1299,34 @@ fn undoing_finds_the_action_that_undoes() {
     );
 }
 
+/// An `owner/repo` in the need names the repository of any action whose path takes
+/// `{owner}/{repo}`, not only of the repository scope's: starring is the authenticated user's
+/// (`/user/starred/{owner}/{repo}`).
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn an_owner_repo_value_names_the_repository_in_any_scope() {
+    let s = full();
+    let q = "have I starred acme/web";
+    for action in ["userCurrentCheckStarring", "userCurrentPutStar"] {
+        let counted = counted(s, q, action);
+        assert!(
+            counted.iter().any(|f| f == "value.slash.repo"),
+            "{action}: {counted:?}"
+        );
+    }
+    let counted = counted(s, q, "userCurrentListStarred");
+    assert!(
+        !counted.iter().any(|f| f == "value.slash.repo"),
+        "{counted:?}"
+    );
+}
+
 /// A yes/no question is answered by a check (a GET whose only success is `204`); a request for
-/// the thing ranks the read above the check. The starring question ranks its check first by
-/// less than the weight of `ask.check` (the list of starred repositories next), so it fails
-/// without it.
+/// the thing ranks the read above the check. The pull-request question ranks its check first
+/// by less than the weight of `ask.check` (the read next), so it fails without it.
 #[test]
 #[cfg_attr(
     not(shared_spec),

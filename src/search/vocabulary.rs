@@ -812,6 +812,13 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     for w in exp.split(' ').filter(|w| !w.is_empty()) {
                         add(&mut a, w, Origin::Translated);
                     }
+                    // Its words the catalog does not use are kept as typed, as a translated
+                    // word is (`build agent`: `build`, `agent`), for the labelled needs to meet.
+                    for w in &tokens[i..i + n] {
+                        if !STOP_WORDS.contains(&w.as_str()) && !lexicon.in_catalog(w) {
+                            add(&mut a, w, Origin::Typed);
+                        }
+                    }
                     matched = n;
                     break;
                 }
@@ -1292,6 +1299,34 @@ mod tests {
         assert_eq!(origin("issue"), Some(Origin::Translated));
         assert_eq!(origin("ticket"), Some(Origin::Typed));
         assert_eq!(a.concepts.last().unwrap(), &["issue", "ticket"]);
+    }
+
+    /// A phrase is translated as a unit; of its words, those the catalog does not use are
+    /// kept as typed ("merge request" is not about merging: `merge` and `request` are
+    /// catalog words).
+    #[test]
+    fn a_phrase_keeps_the_words_the_catalog_does_not_use() {
+        // Catalog words are those of three actions or more.
+        let used: HashSet<&str> = ["list", "runner", "merge", "request", "pull"].into();
+        let lex = Lexicon::new((0..CATALOG_WORD_MIN_ACTIONS).map(|_| used.clone()));
+        let words = |q: &str| -> Vec<(String, Origin)> {
+            analyse(q, &lex)
+                .terms
+                .into_iter()
+                .map(|t| (t.word, t.origin))
+                .collect()
+        };
+        let agent = words("list build agent");
+        assert!(
+            agent.contains(&("runner".into(), Origin::Translated)),
+            "{agent:?}"
+        );
+        assert!(
+            agent.contains(&("agent".into(), Origin::Typed)),
+            "{agent:?}"
+        );
+        let mr = words("merge request");
+        assert!(!mr.iter().any(|(w, _)| w == "merge"), "{mr:?}");
     }
 
     /// The object is the phrase after the verb, up to the first word that adds no concept.

@@ -1301,6 +1301,20 @@ mod tests {
         assert_eq!(a.concepts.last().unwrap(), &["issue", "ticket"]);
     }
 
+    /// Gitea calls an SSH key a *public key*; "key" alone would fit a GPG key as well.
+    #[test]
+    fn an_ssh_key_is_a_public_key() {
+        let lex = lexicon(&["delete", "public", "key", "gpg"]);
+        for q in ["delete an ssh key", "delete my ssh keys"] {
+            let a = analyse(q, &lex);
+            let words: Vec<&str> = a.terms.iter().map(|t| t.word.as_str()).collect();
+            assert!(
+                words.contains(&"public") && words.contains(&"key"),
+                "{q}: {words:?}"
+            );
+        }
+    }
+
     /// A phrase is translated as a unit; of its words, those the catalog does not use are
     /// kept as typed ("merge request" is not about merging: `merge` and `request` are
     /// catalog words).

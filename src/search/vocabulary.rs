@@ -1233,6 +1233,30 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Create));
     }
 
+    /// Everyday English verbs of each class, beyond the forge's own words (round 20): a need
+    /// that says `tweak`, `nuke` or `retrieve` asks for an edit, a deletion or a read even
+    /// when no labelled need used the word.
+    #[test]
+    fn everyday_verbs_carry_their_class() {
+        for (w, i) in [
+            ("tweak", Intent::Update),
+            ("deactivate", Intent::Update),
+            ("turn on", Intent::Update),
+            ("nuke", Intent::Delete),
+            ("trash", Intent::Delete),
+            ("provision", Intent::Create),
+            ("retrieve", Intent::Get),
+            ("filter", Intent::List),
+        ] {
+            assert_eq!(intent_of(w), Some(i), "{w}");
+        }
+        let lex = lexicon(&["secret", "repository"]);
+        let a = analyse("please nuke the stale secret", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        let a = analyse("tweaking the repository secret", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Update));
+    }
+
     /// A gerund asks for its verb; a participle or an `-s` form names a thing (round 7).
     #[test]
     fn only_base_forms_and_gerunds_carry_an_intent() {

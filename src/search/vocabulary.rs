@@ -1325,6 +1325,29 @@ mod tests {
         assert_eq!(a.concepts.last().unwrap(), &["issue", "ticket"]);
     }
 
+    /// Other forges' and trackers' API names (GitLab's notes and boards, Jira's worklogs,
+    /// Bitbucket's workspaces, Azure DevOps's work items) reach Gitea's words (round 21).
+    #[test]
+    fn other_forges_words_reach_giteas() {
+        for (w, gitea) in [
+            ("note", "comment"),
+            ("board", "project"),
+            ("worklog", "tracked times"),
+            ("workspace", "organization"),
+            ("work item", "issue"),
+            ("branch rule", "branch protection"),
+            ("todo", "notification"),
+        ] {
+            assert_eq!(synonyms_of(w), Some(gitea), "{w}");
+        }
+        let lex = lexicon(&["list", "comment", "issue", "tracked", "times"]);
+        let a = analyse("list the notes on a work item", &lex);
+        let words: Vec<&str> = a.terms.iter().map(|t| t.word.as_str()).collect();
+        for w in ["comment", "notes", "issue"] {
+            assert!(words.contains(&w), "{w} in {words:?}");
+        }
+    }
+
     /// Gitea calls an SSH key a *public key*; "key" alone would fit a GPG key as well.
     #[test]
     fn an_ssh_key_is_a_public_key() {

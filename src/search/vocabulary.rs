@@ -1346,6 +1346,14 @@ mod tests {
         for w in ["comment", "notes", "issue"] {
             assert!(words.contains(&w), "{w} in {words:?}");
         }
+        // A hyphenated entry is read whole, not as its parts.
+        let lex = lexicon(&["notification"]);
+        let a = analyse("my to-do list", &lex);
+        assert!(
+            a.terms.iter().any(|t| t.word == "notification"),
+            "{:?}",
+            a.terms
+        );
     }
 
     /// Gitea calls an SSH key a *public key*; "key" alone would fit a GPG key as well.

@@ -1209,7 +1209,11 @@ impl SearchIndex {
 
     /// Searches for `query`. Hostile input never fails except for length and emptiness.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>, Error> {
-        Ok(self.run(query, opts)?.into_iter().map(|(h, _)| h).collect())
+        Ok(self
+            .run(query, opts, false)?
+            .into_iter()
+            .map(|(h, _)| h)
+            .collect())
     }
 
     /// Searches and explains each hit's score: its largest feature contributions.
@@ -1221,7 +1225,7 @@ impl SearchIndex {
         let names = features::names();
         let prepared = self.prepare(query);
         Ok(self
-            .run(query, opts)?
+            .run(query, opts, true)?
             .into_iter()
             .map(|(h, x)| {
                 let mut parts: Vec<Contribution> = x
@@ -1259,7 +1263,13 @@ impl SearchIndex {
             .collect())
     }
 
-    fn run(&self, query: &str, opts: &SearchOptions) -> Result<Vec<(Hit, Sparse)>, Error> {
+    /// The hits, each with its features when `features` is set (else an empty list).
+    fn run(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        features: bool,
+    ) -> Result<Vec<(Hit, Sparse)>, Error> {
         let len = query.chars().count();
         if len > MAX_QUERY_CHARS {
             return Err(Error::QueryTooLong { len });
@@ -1303,19 +1313,22 @@ impl SearchIndex {
         q.note_values(trimmed);
         let s1 = self.stage1(&q);
         let cands = self.stage1_candidates(&q, &s1, keep);
-        let mut hits: Vec<(Hit, Sparse)> = self
-            .stage2_ranked(&q, &s1, &cands)
-            .into_iter()
-            .map(|(action, score, x)| {
-                (
-                    Hit {
-                        action: ActionId::of_index(action),
-                        score,
-                    },
-                    x,
-                )
-            })
-            .collect();
+        let mut ranked = self.stage2_ranked(&q, &s1, &cands);
+        // Only the shown hits; an exact match below takes one of their places.
+        ranked.truncate(limit);
+        let hits = ranked.into_iter().map(|(action, score)| {
+            let x = if features {
+                self.stage2(&q, &s1, action)
+            } else {
+                Vec::new()
+            };
+            let hit = Hit {
+                action: ActionId::of_index(action),
+                score,
+            };
+            (hit, x)
+        });
+        let mut hits: Vec<(Hit, Sparse)> = hits.collect();
         if let Some(i) = exact {
             hits.retain(|h| h.0.action.index() != i);
             hits.insert(
@@ -1625,10 +1638,15 @@ impl SearchIndex {
         let mut matched = vec![false; n];
         let mut max = [0.0f32; BM25];
         for (row, m) in x.chunks_exact(STAGE1).zip(&mut matched) {
-            for (best, &v) in max.iter_mut().zip(&row[..BM25]) {
-                *best = best.max(v);
-                *m |= v > 0.0;
+            let row: &[f32; BM25] = row[..BM25].try_into().expect("a row holds the BM25 block");
+            // Branch-free (`f32::max` is not, for NaN's sake; these are never NaN) so that the
+            // columns go in vectors: this runs for every action.
+            let mut any = false;
+            for (best, &v) in max.iter_mut().zip(row) {
+                *best = if v > *best { v } else { *best };
+                any |= v > 0.0;
             }
+            *m = any;
         }
         let max = max.map(|m| if m > 0.0 { m } else { 1.0 });
         for (row, _) in x
@@ -1746,15 +1764,7 @@ impl SearchIndex {
     ) -> Vec<usize> {
         let mut scored: Vec<(usize, f32)> = (0..self.base.shapes.len())
             .filter(|&i| s1.matched[i] && keep(i) && self.passes_typo_guard(q, i))
-            .map(|i| {
-                let s: f32 = s1
-                    .row(i)
-                    .iter()
-                    .zip(&self.model.stage1)
-                    .map(|(a, b)| a * b)
-                    .sum();
-                (i, s)
-            })
+            .map(|i| (i, model::dot_dense(s1.row(i), &self.model.stage1)))
             .collect();
         // The order is total (ties by position), so selecting the best before sorting them
         // gives what sorting everything gives.
@@ -1775,53 +1785,46 @@ impl SearchIndex {
         q: &Query,
         s1: &Stage1,
         cands: &[usize],
-    ) -> Vec<(usize, f32, Sparse)> {
-        let by_score = |a: &(usize, f32, Sparse), b: &(usize, f32, Sparse)| {
+    ) -> Vec<(usize, f32)> {
+        let by_score = |a: &(usize, f32, usize), b: &(usize, f32, usize)| {
             b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
         };
-        let mut scored: Vec<(usize, f32, Sparse)> = cands
+        // Every candidate's features, dense, one row each (the trees read them again).
+        let width = features::COUNT;
+        let mut rows = vec![0.0f32; cands.len() * width];
+        let mut scored: Vec<(usize, f32, usize)> = cands
             .iter()
-            .map(|&i| {
-                let x = self.stage2(q, s1, i);
-                (
-                    i,
-                    model::dot(&self.model.stage2, &x) + self.word_part(q, i),
-                    x,
-                )
+            .zip(rows.chunks_exact_mut(width))
+            .enumerate()
+            .map(|(k, (&i, row))| {
+                self.stage2_into(q, s1, i, row);
+                let score = model::dot_dense(row, &self.model.stage2) + self.word_part(q, i);
+                (i, score, k)
             })
             .collect();
         scored.sort_by(by_score);
-        if self.forest.is_empty() {
-            return scored;
-        }
-        let top = self.model.boost_top.min(scored.len());
-        // One dense buffer for every candidate, cleared after each.
-        let mut dense = vec![0.0f32; features::COUNT];
+        let top = if self.forest.is_empty() {
+            0
+        } else {
+            self.model.boost_top.min(scored.len())
+        };
         for h in &mut scored[..top] {
-            for &(j, v) in &h.2 {
-                if let Some(slot) = dense.get_mut(usize::from(j)) {
-                    *slot = v;
-                }
-            }
-            h.1 += self.forest.eval(&dense);
-            for &(j, _) in &h.2 {
-                if let Some(slot) = dense.get_mut(usize::from(j)) {
-                    *slot = 0.0;
+            h.1 += self.forest.eval(&rows[h.2 * width..(h.2 + 1) * width]);
+        }
+        if top > 0 {
+            scored[..top].sort_by(by_score);
+            if top < scored.len() {
+                let floor = scored[..top]
+                    .iter()
+                    .map(|h| h.1)
+                    .fold(f32::INFINITY, f32::min);
+                let shift = scored[top].1 - floor + 1.0;
+                for h in &mut scored[top..] {
+                    h.1 -= shift;
                 }
             }
         }
-        scored[..top].sort_by(by_score);
-        if top < scored.len() {
-            let floor = scored[..top]
-                .iter()
-                .map(|h| h.1)
-                .fold(f32::INFINITY, f32::min);
-            let shift = scored[top].1 - floor + 1.0;
-            for h in &mut scored[top..] {
-                h.1 -= shift;
-            }
-        }
-        scored
+        scored.into_iter().map(|(i, score, _)| (i, score)).collect()
     }
 
     /// The word × shape weights' part in action `i`'s score (see [`Model::words`]).
@@ -1851,21 +1854,26 @@ impl SearchIndex {
                 .any(|&t| contains(&self.base.doc_tokens[i], t)))
     }
 
-    /// All features of action `i` for the query, sparse.
-    pub(crate) fn stage2(&self, q: &Query, s1: &Stage1, i: usize) -> Vec<(u16, f32)> {
+    /// All features of action `i` for the query, sparse, in feature order.
+    pub(crate) fn stage2(&self, q: &Query, s1: &Stage1, i: usize) -> Sparse {
+        let mut x = vec![0.0f32; features::COUNT];
+        self.stage2_into(q, s1, i, &mut x);
+        x.iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(j, &v)| (j as u16, v))
+            .collect()
+    }
+
+    /// All features of action `i` for the query, written into `x` (dense, [`features::COUNT`]
+    /// long, zero where the features are not set).
+    fn stage2_into(&self, q: &Query, s1: &Stage1, i: usize, x: &mut [f32]) {
         use features::*;
         let base = &self.base;
         let shape = &base.shapes[i];
         let ids = &base.shape_ids[i];
-        let mut x: Vec<(u16, f32)> = Vec::with_capacity(48);
-        let mut put = |j: usize, v: f32| {
-            if v != 0.0 {
-                x.push((j as u16, v));
-            }
-        };
-        for (j, &v) in s1.row(i).iter().enumerate() {
-            put(j, v);
-        }
+        x[..STAGE1].copy_from_slice(s1.row(i));
+        let mut put = |j: usize, v: f32| x[j] = v;
         let doc = &base.doc_tokens[i];
         let masks = &base.field_masks[i];
         let exs = &self.examples.tokens[i];
@@ -2028,7 +2036,6 @@ impl SearchIndex {
                 put(SCOPE_CUE + scope * CUES + c, 1.0);
             }
         }
-        x
     }
 
     /// Why `query` ranks as it does, for error analysis (`eval --cv --misses`): its analysed
@@ -2044,13 +2051,7 @@ impl SearchIndex {
             .filter(|&i| expect.iter().any(|e| e == self.operation_id(i)))
             .collect();
         let s1 = self.stage1(&q);
-        let score1 = |i: usize| -> f32 {
-            s1.row(i)
-                .iter()
-                .zip(&self.model.stage1)
-                .map(|(a, b)| a * b)
-                .sum()
-        };
+        let score1 = |i: usize| model::dot_dense(s1.row(i), &self.model.stage1);
         let mut all: Vec<(usize, f32)> = (0..self.len())
             .filter(|&i| s1.matched[i] && self.passes_typo_guard(&q, i))
             .map(|i| (i, score1(i)))
@@ -2063,14 +2064,14 @@ impl SearchIndex {
         let cands = self.stage1_candidates(&q, &s1, |_| true);
         let scored = self.stage2_ranked(&q, &s1, &cands);
         let names = features::names();
-        let best_want = scored.iter().find(|(i, _, _)| want.contains(i));
+        let best_want = scored.iter().find(|(i, _)| want.contains(i));
         let mut diff: Vec<(String, f32)> = Vec::new();
         if let (Some(top), Some(w)) = (scored.first(), best_want) {
             let mut parts = vec![0.0f32; features::COUNT];
-            for &(j, v) in &top.2 {
+            for (j, v) in self.stage2(&q, &s1, top.0) {
                 parts[j as usize] += v * self.model.stage2[j as usize];
             }
-            for &(j, v) in &w.2 {
+            for (j, v) in self.stage2(&q, &s1, w.0) {
                 parts[j as usize] -= v * self.model.stage2[j as usize];
             }
             diff = parts

@@ -1249,7 +1249,10 @@ impl SearchIndex {
                         part: words,
                     });
                 }
-                let rest = h.score - model::dot(&self.model.stage2, &x) - words;
+                // The linear part as the ranking sums it (`stage2_ranked`), so that a hit the
+                // trees did not re-rank shows no part of theirs.
+                let linear = model::dot_dense(&model::dense(&x), &self.model.stage2);
+                let rest = h.score - linear - words;
                 if !self.model.trees.is_empty() && rest != 0.0 {
                     parts.push(Contribution {
                         feature: "trees".into(),
@@ -1263,12 +1266,12 @@ impl SearchIndex {
             .collect())
     }
 
-    /// The hits, each with its features when `features` is set (else an empty list).
+    /// The hits, each with its features when `with_features` is set (else an empty list).
     fn run(
         &self,
         query: &str,
         opts: &SearchOptions,
-        features: bool,
+        with_features: bool,
     ) -> Result<Vec<(Hit, Sparse)>, Error> {
         let len = query.chars().count();
         if len > MAX_QUERY_CHARS {
@@ -1317,7 +1320,7 @@ impl SearchIndex {
         // Only the shown hits; an exact match below takes one of their places.
         ranked.truncate(limit);
         let hits = ranked.into_iter().map(|(action, score)| {
-            let x = if features {
+            let x = if with_features {
                 self.stage2(&q, &s1, action)
             } else {
                 Vec::new()

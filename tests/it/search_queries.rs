@@ -827,6 +827,53 @@ fn the_object_head_is_read_as_one_or_many() {
     );
 }
 
+/// `find --explain` ranks as the search does (same hits, same scores: the search builds no
+/// features it does not show) and accounts for every hit's score: its contributions (features,
+/// word weights, the trees' part) add up to it, for the hits the trees re-ranked and below.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn explain_ranks_as_search_and_its_parts_add_up() {
+    let s = full();
+    for q in [
+        "merge pull request 12 in acme/webshop",
+        "list the notes on a work item",
+        "who starred my repo",
+        "kanban boards attached to a repo, like GitHub Projects classic",
+    ] {
+        let hits = s
+            .index
+            .explain(q, &opts(20))
+            .unwrap_or_else(|e| panic!("explain {q:?} failed: {e}"));
+        let searched = s
+            .index
+            .search(q, &opts(20))
+            .unwrap_or_else(|e| panic!("search {q:?} failed: {e}"));
+        let explained: Vec<_> = hits.iter().map(|(h, _)| *h).collect();
+        assert_eq!(explained, searched, "{q:?}");
+        assert_eq!(hits.len(), 20, "{q:?}");
+        for (h, parts) in &hits {
+            assert!(
+                parts
+                    .iter()
+                    .any(|c| c.feature != "words" && c.feature != "trees"),
+                "{q:?}: no feature counted for {}: {parts:?}",
+                s.catalog[h.action].operation_id.as_str()
+            );
+            let sum: f32 = parts.iter().map(|c| c.part).sum();
+            let tolerance = 1e-4 * (1.0 + h.score.abs());
+            assert!(
+                (sum - h.score).abs() <= tolerance,
+                "{q:?}: {} scored {} but its parts add up to {sum}: {parts:?}",
+                s.catalog[h.action].operation_id.as_str(),
+                h.score
+            );
+        }
+    }
+}
+
 /// A query phrased as a read never has a writing action on top.
 #[test]
 #[cfg_attr(

@@ -268,7 +268,8 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
     model
         .words
         .retain(|_, ws| ws.iter().any(|w| w.abs() >= WORD_WEIGHT_FLOOR));
-    // The linear score of a candidate, as at run time (word weights included).
+    // The linear score of a candidate, as at run time (word weights included; summed in another
+    // order than `model::dot_dense`, so equal up to the last bits).
     let mut full = model.stage2.clone();
     for (k, stem) in kept.iter().enumerate() {
         let ws = model.words.get(stem).copied().unwrap_or_default();

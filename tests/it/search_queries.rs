@@ -845,15 +845,15 @@ fn explain_ranks_as_search_and_its_parts_add_up() {
     ] {
         let hits = s
             .index
-            .explain(q, &opts(20))
+            .explain(q, &opts(30))
             .unwrap_or_else(|e| panic!("explain {q:?} failed: {e}"));
         let searched = s
             .index
-            .search(q, &opts(20))
+            .search(q, &opts(30))
             .unwrap_or_else(|e| panic!("search {q:?} failed: {e}"));
         let explained: Vec<_> = hits.iter().map(|(h, _)| *h).collect();
         assert_eq!(explained, searched, "{q:?}");
-        assert_eq!(hits.len(), 20, "{q:?}");
+        assert_eq!(hits.len(), 30, "{q:?}");
         for (h, parts) in &hits {
             assert!(
                 parts
@@ -871,6 +871,22 @@ fn explain_ranks_as_search_and_its_parts_add_up() {
                 h.score
             );
         }
+        // Below the trees' top (20 in the committed model) every hit is shifted down by one
+        // amount: the same "trees" part for each only if explain's linear part is the one the
+        // ranking summed.
+        let shifts: Vec<f32> = hits[20..]
+            .iter()
+            .map(|(_, parts)| {
+                parts
+                    .iter()
+                    .find(|c| c.feature == "trees")
+                    .map_or(0.0, |c| c.part)
+            })
+            .collect();
+        assert!(
+            shifts.iter().all(|&t| (t - shifts[0]).abs() <= 1e-3),
+            "{q:?}: the hits below the re-ranked top carry different shifts: {shifts:?}"
+        );
     }
 }
 

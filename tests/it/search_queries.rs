@@ -837,6 +837,19 @@ fn the_object_head_is_read_as_one_or_many() {
 )]
 fn explain_ranks_as_search_and_its_parts_add_up() {
     let s = full();
+    // How many candidates the committed model's trees re-rank: the hits below share one shift.
+    let model: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/index/model.json"))
+            .expect("the committed model is readable"),
+    )
+    .expect("the committed model is JSON");
+    let top = model["boost_top"]
+        .as_u64()
+        .expect("the model says how many hits its trees re-rank") as usize;
+    assert!(
+        (1..29).contains(&top),
+        "the trees re-rank {top}: the test needs hits below them"
+    );
     for q in [
         "merge pull request 12 in acme/webshop",
         "list the notes on a work item",
@@ -871,10 +884,9 @@ fn explain_ranks_as_search_and_its_parts_add_up() {
                 h.score
             );
         }
-        // Below the trees' top (20 in the committed model) every hit is shifted down by one
-        // amount: the same "trees" part for each only if explain's linear part is the one the
-        // ranking summed.
-        let shifts: Vec<f32> = hits[20..]
+        // Below the trees' top every hit is shifted down by one amount: the same "trees" part
+        // for each only if explain's linear part is the one the ranking summed.
+        let shifts: Vec<f32> = hits[top..]
             .iter()
             .map(|(_, parts)| {
                 parts

@@ -131,8 +131,11 @@ pub const UNDO_DOES: usize = HEAD_RESOURCE + 11;
 pub const ASK_CHECK: usize = HEAD_RESOURCE + 12;
 /// The need asks no yes/no question and the action is a check.
 pub const NOASK_CHECK: usize = HEAD_RESOURCE + 13;
+/// The largest learned log-lift of the action's resource given any one of the query's words
+/// (the one word that tells most, which a weighted sum over a long need dilutes).
+pub const LEX_RESOURCE_MAX: usize = HEAD_RESOURCE + 14;
 /// Number of features.
-pub const COUNT: usize = HEAD_RESOURCE + 14;
+pub const COUNT: usize = HEAD_RESOURCE + 15;
 
 const CUE_NAMES: [&str; CUES] = ["self", "admin", "org", "repo", "user"];
 const INTENT_NAMES: [&str; QUERY_INTENTS] = ["none", "delete", "create", "update", "list", "get"];
@@ -211,6 +214,7 @@ pub fn names() -> Vec<String> {
         "undo.does",
         "ask.check",
         "noask.check",
+        "lex.resource.max",
     ] {
         out.push(n.to_string());
     }

@@ -619,6 +619,11 @@ impl Lifts {
         self.unseen.get(w as usize).copied().unwrap_or(0.0)
     }
 
+    /// The log-lift of resource `r` given word `w` (the unseen lift when they never met).
+    fn resource_of(&self, w: u32, r: u32) -> f32 {
+        self.resource.get(w, r).unwrap_or_else(|| self.unseen_of(w))
+    }
+
     /// The lifts learned from the raw text of `needs` (with the actions each is labelled with):
     /// class, scope and item given each function word, and class given the lead word ("*nuke*
     /// the old board", "*punch* in on ticket 9": where a need puts its verb, whether or not the
@@ -2011,18 +2016,18 @@ impl SearchIndex {
         let lifts = &self.examples.lifts;
         if !q.words.is_empty() {
             let res = ids.resource.first().copied();
-            if let (Some(r), false) = (res, q.head_ex.is_empty()) {
-                let lh = q
-                    .head_ex
+            let strongest = |words: &[u32], r: u32| {
+                words
                     .iter()
-                    .map(|&w| {
-                        lifts
-                            .resource
-                            .get(w, r)
-                            .unwrap_or_else(|| lifts.unseen_of(w))
-                    })
-                    .fold(f32::MIN, f32::max);
-                put(LEX_HEAD_RESOURCE, lh);
+                    .map(|&w| lifts.resource_of(w, r))
+                    .fold(f32::MIN, f32::max)
+            };
+            if let (Some(r), false) = (res, q.head_ex.is_empty()) {
+                put(LEX_HEAD_RESOURCE, strongest(&q.head_ex, r));
+            }
+            // The one word that points at the resource most, whatever the others say.
+            if let Some(r) = res {
+                put(LEX_RESOURCE_MAX, strongest(&q.words, r));
             }
         }
         put(
@@ -2340,6 +2345,54 @@ mod tests {
         assert!(s1.row(delete)[LEX_ACTION] > s1.row(get)[LEX_ACTION]);
         assert!(s1.row(delete)[LEX_LEAD_CLASS] > 0.0);
         assert!(s1.row(get)[LEX_LEAD_CLASS] < 0.0);
+    }
+
+    /// `lex.resource.max` is the one word that points at the resource most, undiluted by the
+    /// words around it: the largest single-word lift, whatever else the need says.
+    #[test]
+    fn the_strongest_word_lifts_the_resource_whatever_the_rest_say() {
+        use crate::search::features::{LEX_RESOURCE, LEX_RESOURCE_MAX, is_evidence, names};
+        assert!(is_evidence(&names()[LEX_RESOURCE_MAX]));
+        let catalog = catalog_of(serde_json::json!({
+            "/boards": {"get": op("listBoards", "200")},
+            "/labels": {"get": op("listLabels", "200")},
+        }));
+        let examples = Examples::parse(concat!(
+            r#"{"op":"listBoards","q":["every kanban","the kanban lanes","our team kanban"]}"#,
+            "\n",
+            r#"{"op":"listLabels","q":["every tag","the tags of our team","team tags"]}"#,
+        ))
+        .expect("the examples parse");
+        let model = Model::committed().expect("the committed model loads");
+        let index = SearchIndex::with(&catalog, &examples, model);
+        let lifts = &index.examples.lifts;
+        let boards = position(&catalog, "listBoards");
+        let feature = |text: &str, j: usize| {
+            let q = index.prepare(text).expect("the query is analysed");
+            let s1 = index.stage1(&q);
+            let row = index.stage2(&q, &s1, boards);
+            let got = row
+                .into_iter()
+                .find(|&(k, _)| usize::from(k) == j)
+                .map_or(0.0, |(_, v)| v);
+            let r = index.base.shape_ids[boards].resource[0];
+            let want = q
+                .words
+                .iter()
+                .map(|&w| lifts.resource_of(w, r))
+                .fold(f32::MIN, f32::max);
+            (got, want)
+        };
+        let (short, want) = feature("kanban", LEX_RESOURCE_MAX);
+        assert!(want > 0.0, "`kanban` points at the boards: {want}");
+        assert!((short - want).abs() < 1e-5, "{short} vs {want}");
+        // Words that point elsewhere lower the weighted sum, not the strongest word's lift.
+        let (long, want) = feature("kanban of team tags", LEX_RESOURCE_MAX);
+        assert!((long - want).abs() < 1e-5, "{long} vs {want}");
+        assert!((long - short).abs() < 1e-5, "{long} vs {short}");
+        let (sum_short, _) = feature("kanban", LEX_RESOURCE);
+        let (sum_long, _) = feature("kanban of team tags", LEX_RESOURCE);
+        assert!(sum_long < sum_short, "{sum_long} vs {sum_short}");
     }
 
     #[test]

@@ -92,9 +92,40 @@ const COLLECTION_WORDS: &[&str] = &[
     "many",
 ];
 
-/// Gitea words a user word or phrase stands for.
+/// Gitea words a user word or phrase stands for. A plural the vocabulary does not list is read
+/// as its singular (`squads` as `squad`, `build agents` as `build agent`), unless the singular is
+/// a verb: `gives`, `opens` describe rather than ask (see [`intent_of`]).
 pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
-    SYNONYMS.get(phrase).copied()
+    SYNONYMS.get(phrase).copied().or_else(|| {
+        let (head, last) = match phrase.rsplit_once(' ') {
+            Some((h, l)) => (Some(h), l),
+            None => (None, phrase),
+        };
+        singulars(last)
+            .filter(|s| intent_of(s).is_none())
+            .find_map(|s| {
+                let key = match head {
+                    Some(h) => format!("{h} {s}"),
+                    None => s,
+                };
+                SYNONYMS.get(key.as_str()).copied()
+            })
+    })
+}
+
+/// The singular forms a plural word may have (`directories` → `directory`, `addresses` →
+/// `address`, `squads` → `squad`); none for a word that is not a plural.
+fn singulars(w: &str) -> impl Iterator<Item = String> {
+    let plural = is_plural_form(w);
+    let ies = w.strip_suffix("ies").map(|s| format!("{s}y"));
+    let es = w.strip_suffix("es").map(str::to_string);
+    let s = w.strip_suffix('s').map(str::to_string);
+    [ies, es, s].into_iter().flatten().filter(move |_| plural)
+}
+
+/// Ends like an English plural (`-s`, not `-ss` / `-us` / `-is`), four letters or more.
+fn is_plural_form(w: &str) -> bool {
+    w.len() > 3 && w.ends_with('s') && !["ss", "us", "is"].iter().any(|e| w.ends_with(e))
 }
 
 /// True when the vocabulary translates some word into exactly this phrase of two words or
@@ -1323,6 +1354,31 @@ mod tests {
         assert_eq!(origin("issue"), Some(Origin::Translated));
         assert_eq!(origin("ticket"), Some(Origin::Typed));
         assert_eq!(a.concepts.last().unwrap(), &["issue", "ticket"]);
+    }
+
+    /// A plural the vocabulary does not list means what its singular means, as a word and as
+    /// the last word of a phrase; a verb's `-s` form does not (round 25).
+    #[test]
+    fn a_plural_reads_as_its_listed_singular() {
+        for (plural, singular) in [
+            ("squads", "squad"),
+            ("cards", "card"),
+            ("directories", "directory"),
+            ("addresses", "address"),
+            ("build agents", "build agent"),
+        ] {
+            assert!(synonyms_of(singular).is_some(), "{singular} is listed");
+            assert_eq!(synonyms_of(plural), synonyms_of(singular), "{plural}");
+        }
+        // Listed under its own plural only: the singular is not guessed ("check" the verb is
+        // not "checks", commit statuses).
+        assert_eq!(synonyms_of("check"), None);
+        // `give` is listed, and is a verb: `gives` describes a thing rather than asking.
+        assert!(synonyms_of("give").is_some());
+        assert_eq!(synonyms_of("gives"), None);
+        assert_eq!(synonyms_of("status"), None);
+        let a = analyse("what squads am I part of", &lexicon(&[]));
+        assert!(a.terms.iter().any(|t| t.word == "team"), "{:?}", a.terms);
     }
 
     /// Other forges' and trackers' API names (GitLab's notes and boards, Jira's worklogs,

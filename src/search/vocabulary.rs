@@ -96,31 +96,35 @@ const COLLECTION_WORDS: &[&str] = &[
 /// as its singular (`squads` as `squad`, `build agents` as `build agent`), unless the singular is
 /// a verb: `gives`, `opens` describe rather than ask (see [`intent_of`]).
 pub fn synonyms_of(phrase: &str) -> Option<&'static str> {
-    SYNONYMS.get(phrase).copied().or_else(|| {
-        let (head, last) = match phrase.rsplit_once(' ') {
-            Some((h, l)) => (Some(h), l),
-            None => (None, phrase),
-        };
-        singulars(last)
-            .filter(|s| intent_of(s).is_none())
-            .find_map(|s| {
-                let key = match head {
-                    Some(h) => format!("{h} {s}"),
-                    None => s,
-                };
-                SYNONYMS.get(key.as_str()).copied()
-            })
-    })
+    SYNONYMS
+        .get(phrase)
+        .copied()
+        .or_else(|| singular_synonyms(phrase))
 }
 
-/// The singular forms a plural word may have (`directories` → `directory`, `addresses` →
-/// `address`, `squads` → `squad`); none for a word that is not a plural.
-fn singulars(w: &str) -> impl Iterator<Item = String> {
-    let plural = is_plural_form(w);
-    let ies = w.strip_suffix("ies").map(|s| format!("{s}y"));
-    let es = w.strip_suffix("es").map(str::to_string);
-    let s = w.strip_suffix('s').map(str::to_string);
-    [ies, es, s].into_iter().flatten().filter(move |_| plural)
+/// The synonyms of a phrase whose last word is a plural the vocabulary lists only in the
+/// singular (`directories` → `directory`, `addresses` → `address`, `squads` → `squad`).
+fn singular_synonyms(phrase: &str) -> Option<&'static str> {
+    let last = phrase.rsplit(' ').next()?;
+    if !is_plural_form(last) {
+        return None;
+    }
+    let head = &phrase[..phrase.len() - last.len()];
+    let ies = last.strip_suffix("ies");
+    let mut key = String::with_capacity(phrase.len());
+    let singulars = [
+        ies.map(|s| (s, "y")),
+        last.strip_suffix("es").map(|s| (s, "")),
+        last.strip_suffix('s').map(|s| (s, "")),
+    ];
+    singulars.into_iter().flatten().find_map(|(stem, end)| {
+        key.clear();
+        key.push_str(head);
+        key.push_str(stem);
+        key.push_str(end);
+        let found = SYNONYMS.get(key.as_str()).copied()?;
+        intent_of(&key[head.len()..]).is_none().then_some(found)
+    })
 }
 
 /// Ends like an English plural (`-s`, not `-ss` / `-us` / `-is`), four letters or more.

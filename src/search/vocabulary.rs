@@ -723,10 +723,7 @@ pub fn canonical_text(text: &str) -> String {
 
 /// Words ending in a plural `s` (a cue that a collection is wanted).
 pub(crate) fn is_plural(word: &str) -> bool {
-    word.len() > 3
-        && word.ends_with('s')
-        && !["ss", "us", "is", "ous"].iter().any(|e| word.ends_with(e))
-        && intent_of(word).is_none()
+    is_plural_form(word) && intent_of(word).is_none()
 }
 
 /// Analyses a query against the lexicon.

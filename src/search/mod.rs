@@ -206,6 +206,8 @@ pub(crate) struct Base {
     /// The same, lower-cased, as a fallback.
     exact_lower: std::collections::HashMap<String, usize>,
     operation_ids: Vec<String>,
+    /// Per action, its own words read as a need (see [`own_need`]).
+    own_needs: Vec<String>,
     /// Token ids of the scope-cue words: organisation, team, repository, user.
     cue_ids: [Option<u32>; 4],
     /// Per action, the actions on the same resource with their relation, by position (that
@@ -410,10 +412,20 @@ impl Base {
                 .iter()
                 .map(|a| a.operation_id.to_string())
                 .collect(),
+            own_needs: catalog.actions().iter().map(own_need).collect(),
             cue_ids,
             siblings: siblings_of(catalog),
         }
     }
+}
+
+/// An action's own words as a need for the learned lifts: its summary and the words of its
+/// operationId ("Start stopwatch on an issue. issue Start Stop Watch"). Every action has one,
+/// so a word of the catalog tells its action, resource, class and scope even where few
+/// labelled needs use it.
+fn own_need(a: &crate::catalog::Action) -> String {
+    let words = crate::catalog::split_words(a.operation_id.as_str()).join(" ");
+    format!("{}. {words}", a.summary)
 }
 
 /// Every lower-case surface word of a document (for typo correction).
@@ -806,6 +818,17 @@ impl ExampleIndex {
                 .collect(),
             seen: counts.into_keys().collect(),
         };
+        // A need's terms (its words and what they stand for) as stem ids.
+        let mut need_ids = |text: &str| -> Vec<u32> {
+            let a = analyse_with(text, &base.lexicon, &needs_words);
+            let mut ids = Vec::new();
+            for t in &a.terms {
+                for s in stems(&mut az, vocabulary::canonical(&t.word)) {
+                    ids.push(dict.intern(&s));
+                }
+            }
+            ids
+        };
         let mut each_docs: Vec<Vec<u32>> = Vec::new();
         let mut owners: Vec<Vec<u32>> = Vec::new();
         for (i, op) in base.operation_ids.iter().enumerate() {
@@ -813,14 +836,7 @@ impl ExampleIndex {
                 let e = match seen.get(q.as_str()) {
                     Some(&e) => e,
                     None => {
-                        let a = analyse_with(q, &base.lexicon, &needs_words);
-                        let mut ids = Vec::new();
-                        for t in &a.terms {
-                            for s in stems(&mut az, vocabulary::canonical(&t.word)) {
-                                ids.push(dict.intern(&s));
-                            }
-                        }
-                        each_docs.push(ids);
+                        each_docs.push(need_ids(q));
                         owners.push(Vec::new());
                         seen.insert(q.as_str(), each_docs.len() - 1);
                         each_docs.len() - 1
@@ -830,8 +846,22 @@ impl ExampleIndex {
                 per_action[i].extend_from_slice(&each_docs[e]);
             }
         }
+        // The needs' words weigh by how many needs use them (`info`) and are associated with the
+        // catalog's words; the actions' own needs only join the lifts. Without labelled needs
+        // there is nothing to join: the lifts stay empty, as the ranking was fitted to have
+        // them learned from needs (own needs alone make one-need lifts it never saw).
+        let needs_count = each_docs.len();
+        let own_needs = if needs_count == 0 {
+            &[][..]
+        } else {
+            &base.own_needs[..]
+        };
+        for (i, text) in own_needs.iter().enumerate() {
+            each_docs.push(need_ids(text));
+            owners.push(vec![i as u32]);
+        }
         let mut need_df: HashMap<u32, f32> = HashMap::default();
-        for d in &each_docs {
+        for d in &each_docs[..needs_count] {
             let mut u = d.clone();
             u.sort_unstable();
             u.dedup();
@@ -839,13 +869,15 @@ impl ExampleIndex {
                 *need_df.entry(t).or_default() += 1.0;
             }
         }
-        let n_needs = each_docs.len() as f32 + 1.0;
+        let n_needs = needs_count as f32 + 1.0;
         let info = need_df
             .into_iter()
             .map(|(t, df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
             .collect();
-        let associations = associations(base, &each_docs, &owners);
+        let associations = associations(base, &each_docs[..needs_count], &owners[..needs_count]);
         let mut lifts = Lifts::build(base, &each_docs, &owners);
+        each_docs.truncate(needs_count);
+        owners.truncate(needs_count);
         {
             let mut texts: Vec<&str> = vec![""; each_docs.len()];
             for (q, &e) in &seen {
@@ -2148,7 +2180,9 @@ fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Base, Examples, Model, SearchIndex, class_code, lead_word, valued_nouns};
+    use super::{
+        Base, Examples, Model, SearchIndex, analyzer, class_code, lead_word, stems, valued_nouns,
+    };
     use crate::catalog::Catalog;
     use crate::spec::Spec;
 
@@ -2273,6 +2307,41 @@ mod tests {
         // "I want to *see*": the wanted verb leads, not the pronoun before it.
         assert!(lift("see", "getBoard") > 0.0);
         assert!(!lifts.lead_words.contains_key("want"));
+    }
+
+    /// An action's own words join the needs in the learned lifts: `kanban`, which no labelled
+    /// need uses, points at the resource whose summary says it; with no labelled needs at all
+    /// nothing is learned.
+    #[test]
+    fn an_actions_own_words_teach_the_lifts_beside_the_needs() {
+        let summarised = |id: &str, summary: &str| {
+            serde_json::json!({"operationId": id, "summary": summary,
+                "responses": {"200": {"description": "ok"}}})
+        };
+        let catalog = catalog_of(serde_json::json!({
+            "/boards": {"get": summarised("listBoards", "List the kanban boards")},
+            "/labels": {"get": summarised("listLabels", "List the labels")},
+        }));
+        let needs = Examples::parse(concat!(
+            r#"{"op":"listBoards","q":["show every board"]}"#,
+            "
+",
+            r#"{"op":"listLabels","q":["show every label","which labels exist"]}"#,
+        ))
+        .expect("the examples parse");
+        let model = Model::committed().expect("the committed model loads");
+        let index = SearchIndex::with(&catalog, &needs, model.clone());
+        let ex = &index.examples;
+        let kanban = stems(&mut analyzer(), "kanban")[0].clone();
+        let word = ex.dict.get(&kanban).expect("an own need's word is learned");
+        let resource = |op: &str| index.base.shape_ids[position(&catalog, op)].resource[0];
+        assert!(ex.lifts.resource_of(word, resource("listBoards")) > 0.0);
+        assert!(ex.lifts.resource_of(word, resource("listLabels")) < 0.0);
+        // The needs alone weigh the words and teach the associations.
+        assert!(!ex.info.contains_key(&word));
+
+        let bare = SearchIndex::with(&catalog, &Examples::parse("").expect("empty"), model);
+        assert!(bare.examples.dict.get(&kanban).is_none());
     }
 
     /// The boards catalog with labelled needs for deleting, reading and listing, and its index

@@ -1543,6 +1543,7 @@ impl SearchIndex {
         let lead = lead_word(raw).and_then(|w| ex.lifts.lead_words.get(&w).copied());
         let mut word_weights: Vec<f32> = words
             .iter()
+            // A word only the actions' own words use (see `own_need`) weighs in full.
             .map(|w| ex.info.get(w).copied().unwrap_or(1.0).max(MIN_WORD_WEIGHT))
             .collect();
         // Summed, ÷ √ of the weights' sum rather than averaged: a long need's many context
@@ -2324,8 +2325,7 @@ mod tests {
         }));
         let needs = Examples::parse(concat!(
             r#"{"op":"listBoards","q":["show every board"]}"#,
-            "
-",
+            "\n",
             r#"{"op":"listLabels","q":["show every label","which labels exist"]}"#,
         ))
         .expect("the examples parse");

@@ -2337,7 +2337,7 @@ mod tests {
         let resource = |op: &str| index.base.shape_ids[position(&catalog, op)].resource[0];
         assert!(ex.lifts.resource_of(word, resource("listBoards")) > 0.0);
         assert!(ex.lifts.resource_of(word, resource("listLabels")) < 0.0);
-        // The needs alone weigh the words and teach the associations.
+        // Only the labelled needs weigh the words.
         assert!(!ex.info.contains_key(&word));
 
         let bare = SearchIndex::with(&catalog, &Examples::parse("").expect("empty"), model);

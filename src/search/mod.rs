@@ -24,6 +24,7 @@ pub mod model;
 pub mod structure;
 pub mod tantivy_fields;
 pub mod text;
+mod translation;
 pub mod vocabulary;
 
 // Fx hashing for maps keyed by token ids and by words of the committed labelled needs, looked
@@ -201,6 +202,9 @@ pub(crate) struct Base {
     /// Sorted token ids of each action's name, operationId, summary and path: what learned
     /// associations point at.
     core_tokens: Vec<Vec<u32>>,
+    /// The same with the capability text's: the words a need is read as a translation of
+    /// (`translation.rs`; "make it private" is said in `EditOrgOption.visibility`'s words).
+    translated: Vec<Vec<u32>>,
     /// Exact names and operationIds, for exact lookups.
     exact: std::collections::HashMap<String, usize>,
     /// The same, lower-cased, as a fallback.
@@ -282,6 +286,7 @@ impl Base {
         let mut bags = Vec::with_capacity(n);
         let mut doc_tokens = Vec::with_capacity(n);
         let mut core_tokens = Vec::with_capacity(n);
+        let mut translated = Vec::with_capacity(n);
         let mut field_masks = Vec::with_capacity(n);
         const CORE: [FieldKind; 4] = [
             FieldKind::Name,
@@ -293,6 +298,7 @@ impl Base {
             let texts = text::document(a);
             let mut all = Vec::new();
             let mut core = Vec::new();
+            let mut capability = Vec::new();
             let mut per_field = Vec::with_capacity(FIELDS - 1);
             for (f, t) in texts.iter().enumerate() {
                 let ids: Vec<u32> = stems(&mut az, t).iter().map(|s| dict.intern(s)).collect();
@@ -303,6 +309,8 @@ impl Base {
                 per_field.push(set);
                 if CORE.contains(&FieldKind::ALL[f]) {
                     core.extend_from_slice(&ids);
+                } else if FieldKind::ALL[f] == FieldKind::Capability {
+                    capability.extend_from_slice(&ids);
                 }
                 field_docs[f].push(ids);
             }
@@ -322,6 +330,10 @@ impl Base {
             doc_tokens.push(all);
             core.sort_unstable();
             core.dedup();
+            capability.extend_from_slice(&core);
+            capability.sort_unstable();
+            capability.dedup();
+            translated.push(capability);
             core_tokens.push(core);
             bags.push(surface_words(&texts));
         }
@@ -405,6 +417,7 @@ impl Base {
             field_masks,
             idf,
             core_tokens,
+            translated,
             exact,
             exact_lower,
             operation_ids: catalog
@@ -462,6 +475,9 @@ pub(crate) struct ExampleIndex {
     /// Per word of the needs, log-lift of each verb class / scope / item-or-collection /
     /// resource of the actions it was written for.
     lifts: Lifts,
+    /// Per word of the needs, per action: how much better the action's core words translate
+    /// to it than the background (IBM model 1).
+    trans: PerWord,
 }
 
 /// Log-lifts of an outcome (verb class, scope, …) given a word, from labelled needs: `log
@@ -875,6 +891,11 @@ impl ExampleIndex {
             .map(|(t, df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
             .collect();
         let associations = associations(base, &each_docs[..needs_count], &owners[..needs_count]);
+        let trans = PerWord::new(translation::learn(
+            &base.translated,
+            &each_docs[..needs_count],
+            &owners[..needs_count],
+        ));
         let mut lifts = Lifts::build(base, &each_docs, &owners);
         each_docs.truncate(needs_count);
         owners.truncate(needs_count);
@@ -912,6 +933,7 @@ impl ExampleIndex {
             needs_words,
             associations,
             lifts,
+            trans,
         }
     }
 }
@@ -1792,6 +1814,15 @@ impl SearchIndex {
                     row[features::LEX_ACTION] = unseen + action[i];
                 }
             }
+            // How well each action's core words translate the words (IBM model 1): the same
+            // weighted sum, every action a word's translations reach.
+            for (&w, &m) in q.words.iter().zip(&q.word_weights) {
+                for &(a, v) in ex.trans.list(w) {
+                    if let Some(slot) = x.get_mut(a as usize * STAGE1 + features::LEX_TRANS) {
+                        *slot += m * v;
+                    }
+                }
+            }
         }
         Stage1 { x, matched }
     }
@@ -2414,6 +2445,36 @@ mod tests {
         assert!(s1.row(delete)[LEX_ACTION] > s1.row(get)[LEX_ACTION]);
         assert!(s1.row(delete)[LEX_LEAD_CLASS] > 0.0);
         assert!(s1.row(get)[LEX_LEAD_CLASS] < 0.0);
+    }
+
+    /// The labelled needs teach that `nuke` is said for what the catalog calls `delete`: stage
+    /// one scores how well each action's core words translate the need's words (`lex.trans`),
+    /// for every action, by the same weighted sum as the lifts.
+    #[test]
+    fn stage_one_scores_how_the_actions_words_translate_the_need() {
+        use crate::search::features::{LEX_TRANS, is_evidence, names};
+        assert!(is_evidence(&names()[LEX_TRANS]));
+        let (catalog, index) = labelled_boards();
+        let q = index.prepare("nuke it").expect("the query is analysed");
+        let s1 = index.stage1(&q);
+        let trans = &index.examples.trans;
+        for i in 0..catalog.actions().len() {
+            let want: f32 = q
+                .words
+                .iter()
+                .zip(&q.word_weights)
+                .map(|(&w, &m)| m * trans.get(w, i as u32).unwrap_or(0.0))
+                .sum();
+            assert!((s1.row(i)[LEX_TRANS] - want).abs() < 1e-5, "{i}");
+        }
+        let (delete, get, list) = (
+            position(&catalog, "deleteBoard"),
+            position(&catalog, "getBoard"),
+            position(&catalog, "listBoards"),
+        );
+        assert!(s1.row(delete)[LEX_TRANS] > 0.0);
+        assert!(s1.row(delete)[LEX_TRANS] > s1.row(get)[LEX_TRANS]);
+        assert!(s1.row(delete)[LEX_TRANS] > s1.row(list)[LEX_TRANS]);
     }
 
     /// `lex.resource.max` is the one word that points at the resource most, undiluted by the

@@ -4,7 +4,7 @@
 //! where the query term came from (typed or corrected by the user, added by the vocabulary, or
 //! by learned associations), each divided by its maximum over the query's matches;
 //! nearest-example similarity; verb intent × verb class; learned lifts of class, scope and item;
-//! how well the action's core words translate the query's words (`translation.rs`);
+//! how well the action's words translate the query's words (`translation.rs`);
 //! the rarity-weighted share of the query's concepts the action's text (and its examples) cover.
 //! Stage two (for the best stage-one candidates) adds concept coverage per field, name and path coverage,
 //! item × collection, scope × scope cue, resource and action lifts, identifiers needed, and
@@ -55,8 +55,8 @@ pub const LEX_ACTION: usize = LEX_CLASS + 9;
 /// Learned log-lift of the action's verb class given the query's lead word: its first, or the
 /// first after a word of wanting (`search::lead_word`).
 pub const LEX_LEAD_CLASS: usize = LEX_CLASS + 10;
-/// Translation likelihood of the query's words given the action's core words (IBM model 1,
-/// learned from the labelled needs by EM).
+/// Translation likelihood of the query's words given the action's core and capability words
+/// (IBM model 1, learned from the labelled needs by EM).
 pub const LEX_TRANS: usize = LEX_CLASS + 11;
 /// Number of stage-one features (computed for every matched action).
 pub const STAGE1: usize = LEX_CLASS + 12;

@@ -475,8 +475,8 @@ pub(crate) struct ExampleIndex {
     /// Per word of the needs, log-lift of each verb class / scope / item-or-collection /
     /// resource of the actions it was written for.
     lifts: Lifts,
-    /// Per word of the needs, per action: how much better the action's core words translate
-    /// to it than the background (IBM model 1).
+    /// Per word of the needs, per action: how much better the action's words (`Base::translated`)
+    /// produce it than the background does (IBM model 1, `translation.rs`).
     trans: PerWord,
 }
 
@@ -1814,8 +1814,8 @@ impl SearchIndex {
                     row[features::LEX_ACTION] = unseen + action[i];
                 }
             }
-            // How well each action's core words translate the words (IBM model 1): the same
-            // weighted sum, every action a word's translations reach.
+            // How well each action's words translate the query's (IBM model 1): the same
+            // weighted sum, over every action a word's translations reach.
             for (&w, &m) in q.words.iter().zip(&q.word_weights) {
                 for &(a, v) in ex.trans.list(w) {
                     if let Some(slot) = x.get_mut(a as usize * STAGE1 + features::LEX_TRANS) {
@@ -2448,7 +2448,7 @@ mod tests {
     }
 
     /// The labelled needs teach that `nuke` is said for what the catalog calls `delete`: stage
-    /// one scores how well each action's core words translate the need's words (`lex.trans`),
+    /// one scores how well each action's words translate the need's words (`lex.trans`),
     /// for every action, by the same weighted sum as the lifts.
     #[test]
     fn stage_one_scores_how_the_actions_words_translate_the_need() {

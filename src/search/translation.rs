@@ -115,12 +115,7 @@ pub fn learn(
         }
     }
     // P(w | a) for every action whose words produce w: through the words' postings.
-    let mut postings: HashMap<u32, Vec<u32>> = HashMap::default();
-    for (a, words) in sources.iter().enumerate() {
-        for &c in words {
-            postings.entry(c).or_default().push(a as u32);
-        }
-    }
+    let postings = super::invert(sources);
     let mut by_target: Vec<u32> = (0..source.len() as u32)
         .filter(|&e| source[e as usize] != NULL && t[e as usize] > 0.0)
         .collect();
@@ -132,7 +127,11 @@ pub fn learn(
     for run in by_target.chunk_by(|&x, &y| target[x as usize] == target[y as usize]) {
         let w = target[run[0] as usize];
         for &e in run {
-            for &a in postings.get(&source[e as usize]).into_iter().flatten() {
+            for &a in postings
+                .get(source[e as usize] as usize)
+                .into_iter()
+                .flatten()
+            {
                 if p[a as usize] == 0.0 {
                     touched.push(a);
                 }

@@ -370,8 +370,10 @@ pub struct Analysis {
     /// The query's concepts: for each typed word or phrase, the words it stands for. Ranking
     /// prefers actions that cover more of them (coordination).
     pub concepts: Vec<Vec<String>>,
-    /// The intent of the first verb right after a word of wanting ("I want to *merge*", "how
-    /// do I *delete*"): in a long need, what is wanted rather than the context told before.
+    /// The intent of the last verb right after a word of wanting ("I want to *merge*", "how
+    /// do I *delete*"), or asked about in a question about the operation ("which call *saves*
+    /// it"): in a long need, what is wanted rather than the context told before; the ask comes
+    /// last (cross-validated, `docs/search.md`, round 30).
     pub wanted: Option<Intent>,
     /// The object of the need: indices into `concepts` of the noun phrase after the first verb
     /// (or the wanted verb; the query's first phrase when no verb comes first), up to the first
@@ -787,14 +789,18 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     let mut i = 0;
     let mut negated = false;
     let mut marker: Option<usize> = None;
+    // Whether the token in hand set `wanted`, for the object phrase to restart after it.
+    let mut wanted_now = false;
     let note_wanted = |a: &mut Analysis, int: Intent, pos: usize, marker: Option<usize>| {
-        if a.wanted.is_none() && marker.is_some_and(|m| pos > m && pos - m <= WANT_REACH) {
+        let wanted = marker.is_some_and(|m| pos > m && pos - m <= WANT_REACH);
+        if wanted {
             a.wanted = Some(int);
         }
+        wanted
     };
     let mut object = ObjectPhrase::default();
     while i < tokens.len() {
-        object.step(&a);
+        object.step(&a, std::mem::take(&mut wanted_now));
         if WANT_WORDS.contains(&tokens[i].as_str()) {
             marker = Some(i);
         }
@@ -833,7 +839,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 let phrase_intent = intent_of(&phrase);
                 if let Some(int) = phrase_intent {
                     a.intents.push(int);
-                    note_wanted(&mut a, int, i, marker);
+                    wanted_now |= note_wanted(&mut a, int, i, marker);
                 }
                 if let Some(exp) = synonyms_of(&phrase).or(phrase_intent.map(|_| "")) {
                     if tokens[i + n - 1].len() > 3 && is_plural(&tokens[i + n - 1]) {
@@ -876,7 +882,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         if let Some(rest) = undone {
             let int = intent_of(t).unwrap_or(Intent::Delete);
             a.intents.push(int);
-            note_wanted(&mut a, int, i - 1, marker);
+            wanted_now |= note_wanted(&mut a, int, i - 1, marker);
             add(&mut a, rest, Origin::Typed);
             continue;
         }
@@ -897,7 +903,11 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     }
                 }
             };
-        if let Some(int) = intent_of(&word) {
+        if let Some(int) = asked_intent(&tokens, i - 1) {
+            a.intents.push(int);
+            a.wanted = Some(int);
+            wanted_now = true;
+        } else if let Some(int) = intent_of(&word) {
             // "stop watching", "undo adding": the verb is undone, and undoing a creation
             // deletes.
             let undoing =
@@ -908,7 +918,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 int
             };
             a.intents.push(int);
-            note_wanted(&mut a, int, i - 1, marker);
+            wanted_now |= note_wanted(&mut a, int, i - 1, marker);
             if !confident {
                 a.intent_from_typo = true;
             }
@@ -939,7 +949,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             add(&mut a, &word, origin);
         }
     }
-    object.step(&a);
+    object.step(&a, wanted_now);
     if a.concepts.last().is_some_and(Vec::is_empty) {
         a.concepts.pop();
     }
@@ -954,21 +964,18 @@ struct ObjectPhrase {
     verb_seen: bool,
     /// The phrase has ended.
     complete: bool,
-    /// How many intents the analysis had, and whether it knew the wanted verb, before the
-    /// token in hand.
+    /// How many intents the analysis had before the token in hand.
     intents: usize,
-    wanted: bool,
     phrase: Vec<usize>,
 }
 
 impl ObjectPhrase {
     /// Takes in the token (or phrase) just analysed: its concept is the last of `a.concepts`,
-    /// empty when it added none (a stop word, a negated or dropped word).
-    fn step(&mut self, a: &Analysis) {
+    /// empty when it added none (a stop word, a negated or dropped word); `wanted_now` when it
+    /// was the wanted verb.
+    fn step(&mut self, a: &Analysis, wanted_now: bool) {
         let verb = a.intents.len() > self.intents;
-        let wanted_now = a.wanted.is_some() && !self.wanted;
         self.intents = a.intents.len();
-        self.wanted = a.wanted.is_some();
         if wanted_now {
             // "I want to *delete* …": the phrase after the wanted verb is the object.
             self.verb_seen = true;
@@ -1006,6 +1013,40 @@ pub const WANT_REACH: usize = 3;
 /// Whether `w` is a word of wanting ("want", "need", "how", "please").
 pub fn is_want_word(w: &str) -> bool {
     WANT_WORDS.contains(&w)
+}
+
+/// Words a need calls an operation by, in a question about it ("which *call* saves it").
+const OPERATION_WORDS: &[&str] = &[
+    "call",
+    "endpoint",
+    "api",
+    "operation",
+    "route",
+    "request",
+    "method",
+];
+
+/// The intent of the verb at `at` when a question about the operation asks with it: "which
+/// call *saves* it", "what endpoint *kicks* it off", "which call just *puts* a tag". There the
+/// third-person form is the ask, where elsewhere it describes a thing (see [`intent_of`]).
+fn asked_intent(tokens: &[String], at: usize) -> Option<Intent> {
+    let asks = |k: usize| {
+        at > k
+            && OPERATION_WORDS.contains(&tokens[at - k].as_str())
+            && ["which", "what"].contains(&tokens[at - k - 1].as_str())
+    };
+    // One word may come between, unless it is the verb itself ("which call *returns*").
+    if !(asks(1) || asks(2) && intent_of(&tokens[at - 1]).is_none()) {
+        return None;
+    }
+    let base = tokens[at].strip_suffix('s')?;
+    let bases = [Some(base), base.strip_suffix('e')];
+    // The phrase first, as everywhere ("kicks off" is "kick off", not "kick").
+    let next = tokens.get(at + 1);
+    bases.iter().flatten().find_map(|b| {
+        next.and_then(|n| intent_of(&format!("{b} {n}")))
+            .or_else(|| intent_of(b))
+    })
 }
 
 /// Words that undo the verb one or two words after them ("stop watching", "undo adding").
@@ -1498,5 +1539,46 @@ mod tests {
             "the wanted verb's phrase, not the story's"
         );
         assert!(object("the of and").is_empty());
+    }
+
+    /// The ask is wanted: the last verb after a word of wanting, or the verb a question about
+    /// the operation asks with, even in its third-person form (round 30).
+    #[test]
+    fn the_ask_is_what_is_wanted() {
+        let lex = lexicon(&["label", "comment", "team", "repository", "secret"]);
+        let wanted = |q: &str| analyse(q, &lex).wanted;
+        assert_eq!(
+            wanted("which endpoint removes the label"),
+            Some(Intent::Delete)
+        );
+        assert_eq!(wanted("what call changes it"), Some(Intent::Update));
+        assert_eq!(
+            wanted("which call attaches the team to the repository"),
+            Some(Intent::Create),
+            "an -es form"
+        );
+        assert_eq!(
+            wanted("which call quietly removes the label"),
+            Some(Intent::Delete),
+            "one word between"
+        );
+        // Without the question, the -s form describes ("the call removes…" says what it does).
+        assert_eq!(wanted("the call removes the label"), None);
+        assert_eq!(
+            analyse("the call removes the label", &lex).primary_intent(),
+            None
+        );
+        // The story's wanted verb gives way to the ask after it.
+        assert_eq!(
+            wanted("I want to see the comments, but how do I delete the label"),
+            Some(Intent::Delete)
+        );
+        let a = analyse(
+            "I want to read the label; which call removes the comment",
+            &lex,
+        );
+        assert_eq!(a.wanted, Some(Intent::Delete));
+        let object: Vec<String> = a.object.iter().map(|&c| a.concepts[c].join("+")).collect();
+        assert_eq!(object, ["comment"], "the object follows the ask");
     }
 }

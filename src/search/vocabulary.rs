@@ -371,8 +371,8 @@ pub struct Analysis {
     /// prefers actions that cover more of them (coordination).
     pub concepts: Vec<Vec<String>>,
     /// The intent of the last verb right after a word of wanting ("I want to *merge*", "how
-    /// do I *delete*"), or asked about in a question about the operation ("which call *saves*
-    /// it"): in a long need, what is wanted rather than the context told before; the ask comes
+    /// do I *delete*"), or asked about in a question about the operation ("which call
+    /// *removes* it"): in a long need, what is wanted rather than the context told before; the ask comes
     /// last (cross-validated, `docs/search.md`, round 30).
     pub wanted: Option<Intent>,
     /// The object of the need: indices into `concepts` of the noun phrase after the first verb
@@ -1015,7 +1015,7 @@ pub fn is_want_word(w: &str) -> bool {
     WANT_WORDS.contains(&w)
 }
 
-/// Words a need calls an operation by, in a question about it ("which *call* saves it").
+/// Words a need calls an operation by, in a question about it ("which *call* removes it").
 const OPERATION_WORDS: &[&str] = &[
     "call",
     "endpoint",
@@ -1027,8 +1027,9 @@ const OPERATION_WORDS: &[&str] = &[
 ];
 
 /// The intent of the verb at `at` when a question about the operation asks with it: "which
-/// call *saves* it", "what endpoint *kicks* it off", "which call just *puts* a tag". There the
-/// third-person form is the ask, where elsewhere it describes a thing (see [`intent_of`]).
+/// call *removes* it", "what endpoint *kicks off* the run", "which call just *attaches* a
+/// file". There the third-person form is the ask, where elsewhere it describes a thing (see
+/// [`intent_of`]). A verb no intent class holds (`saves`, `puts`) asks for nothing.
 fn asked_intent(tokens: &[String], at: usize) -> Option<Intent> {
     let asks = |k: usize| {
         at > k
@@ -1561,6 +1562,11 @@ mod tests {
             wanted("which call quietly removes the label"),
             Some(Intent::Delete),
             "one word between"
+        );
+        assert_eq!(
+            wanted("which endpoint kicks off the run"),
+            Some(Intent::Create),
+            "the phrase first: kick off, not kick"
         );
         // Without the question, the -s form describes ("the call removes…" says what it does).
         assert_eq!(wanted("the call removes the label"), None);

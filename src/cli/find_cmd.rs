@@ -281,8 +281,9 @@ pub async fn find(config: &Config, args: &FindArgs) -> anyhow::Result<Exit> {
         let object: Vec<_> = a.object.iter().map(|&c| &a.concepts[c]).collect();
         eprintln!("object: {object:?}");
         eprintln!(
-            "intents: {:?} from_typo={} self={} admin={} collection={} plural={}",
+            "intents: {:?} wanted={:?} from_typo={} self={} admin={} collection={} plural={}",
             a.intents,
+            a.wanted,
             a.intent_from_typo,
             a.about_self,
             a.about_admin,

@@ -475,8 +475,9 @@ impl Lexicon {
             || self.stems.contains(&stem(w))
     }
 
-    /// The closest known word within a small edit distance, preferring the commonest; else a
-    /// known word this one is a prefix of (at least four letters typed).
+    /// The closest known word within a small edit distance, preferring one that keeps the
+    /// first letter, then the commonest; else a known word this one is a prefix of (at least
+    /// four letters typed).
     pub fn correct(&self, w: &str) -> Option<(String, usize)> {
         let n = w.chars().count();
         if n < 3 {
@@ -505,9 +506,15 @@ impl Lexicon {
                     continue;
                 }
                 let f = self.freq.get(cand).copied().unwrap_or(0);
+                // At the same distance, a word that keeps the typed first letter before a
+                // commoner one that does not ("asigned" is `assigned`, not `signed`).
+                let keeps_first = cand.chars().next() == first;
                 let better = match best {
                     None => true,
-                    Some((bd, bf, _)) => d < bd || (d == bd && f > bf),
+                    Some((bd, bf, bc)) => {
+                        let best_keeps = bc.chars().next() == first;
+                        d < bd || d == bd && (keeps_first, f) > (best_keeps, bf)
+                    }
                 };
                 if better {
                     best = Some((d, f, cand));
@@ -1222,6 +1229,25 @@ mod tests {
         );
         assert_eq!(lex.correct("zzzzzz"), None);
         assert_eq!(lex.correct("ab"), None);
+    }
+
+    #[test]
+    fn a_typo_keeps_its_first_letter_over_a_commoner_word() {
+        // `signed` is commoner and as close (one letter dropped), but typos rarely hit the
+        // first letter.
+        let docs = [
+            vec!["signed", "key"],
+            vec!["signed", "commit"],
+            vec!["assigned"],
+        ];
+        let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
+        let c = |w: &str| lex.correct(w).map(|(c, _)| c);
+        assert_eq!(c("asigned").as_deref(), Some("assigned"));
+        assert_eq!(
+            c("sgned").as_deref(),
+            Some("signed"),
+            "the commonest otherwise"
+        );
     }
 
     #[test]

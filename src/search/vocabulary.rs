@@ -372,8 +372,8 @@ pub struct Analysis {
     pub concepts: Vec<Vec<String>>,
     /// The intent of the last verb right after a word of wanting ("I want to *merge*", "how
     /// do I *delete*"), or asked about in a question about the operation ("which call
-    /// *removes* it"): in a long need, what is wanted rather than the context told before; the ask comes
-    /// last (cross-validated, `docs/search.md`, round 30).
+    /// *removes* it"): in a long need, what is wanted rather than the context told before; the
+    /// ask comes last (cross-validated, `docs/search.md`, round 30).
     pub wanted: Option<Intent>,
     /// The object of the need: indices into `concepts` of the noun phrase after the first verb
     /// (or the wanted verb; the query's first phrase when no verb comes first), up to the first
@@ -1238,13 +1238,14 @@ mod tests {
         let docs = [
             vec!["signed", "key"],
             vec!["signed", "commit"],
-            vec!["assigned"],
+            vec!["assigned", "sided"],
         ];
         let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
         let c = |w: &str| lex.correct(w).map(|(c, _)| c);
         assert_eq!(c("asigned").as_deref(), Some("assigned"));
+        // Both keep it (`sided`, `signed`): the commoner wins.
         assert_eq!(
-            c("sgned").as_deref(),
+            c("sined").as_deref(),
             Some("signed"),
             "the commonest otherwise"
         );

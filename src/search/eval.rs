@@ -158,6 +158,8 @@ pub struct CvReport {
     pub seed: u64,
     /// Figures over every row, each answered by the model that did not see it.
     pub report: EvalReport,
+    /// How well the folds' fits rank their own training needs (rows summed over the folds).
+    pub fit: super::fit::TrainingFit,
 }
 
 /// The fold of each of `n` rows: a seeded Fisher-Yates shuffle (splitmix64), then position

@@ -65,18 +65,52 @@ impl Default for FitOptions {
     }
 }
 
+/// How well a fit ranks its own training needs, each scored as at run time with the examples of
+/// the other inner folds only. Well above the cross-validated R@1, the fit learns the needs
+/// rather than the task (variance); close to it, the features bound what any fit of them can
+/// reach (bias).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct TrainingFit {
+    /// Training needs.
+    pub rows: usize,
+    /// R@1 of the linear stages alone.
+    pub linear_recall_at_1: f64,
+    /// R@1 of the whole model (the trees re-ranking the linear stages' best).
+    pub recall_at_1: f64,
+}
+
+impl TrainingFit {
+    /// The figures of several fits together, weighted by their rows.
+    fn merge(fits: &[TrainingFit]) -> TrainingFit {
+        let rows: usize = fits.iter().map(|f| f.rows).sum();
+        let mean = |x: fn(&TrainingFit) -> f64| {
+            fits.iter().map(|f| x(f) * f.rows as f64).sum::<f64>() / rows.max(1) as f64
+        };
+        TrainingFit {
+            rows,
+            linear_recall_at_1: mean(|f| f.linear_recall_at_1),
+            recall_at_1: mean(|f| f.recall_at_1),
+        }
+    }
+}
+
 /// One training query: its candidates' sparse features and which are correct.
 struct Group {
     x: Vec<Vec<(u16, f32)>>,
     positive: Vec<bool>,
 }
 
-/// Fits a model on `rows` for the document of `catalog`; returns it with the examples to commit.
-pub fn fit(catalog: &Catalog, rows: &[EvalRow], opts: &FitOptions) -> (Model, Examples) {
+/// Fits a model on `rows` for the document of `catalog`; returns it with the examples to commit
+/// and how well it ranks its own training needs.
+pub fn fit(
+    catalog: &Catalog,
+    rows: &[EvalRow],
+    opts: &FitOptions,
+) -> (Model, Examples, TrainingFit) {
     let base = Arc::new(Base::build(catalog));
     let refs: Vec<&EvalRow> = rows.iter().collect();
-    let model = fit_on(&base, &refs, opts);
-    (model, Examples::from_rows(rows))
+    let (model, training) = fit_on(&base, &refs, opts);
+    (model, Examples::from_rows(rows), training)
 }
 
 /// k-fold cross-validation over `rows` (folds by row, seeded): each fold is answered by an
@@ -106,6 +140,7 @@ pub fn cross_validate_with(
     let base = Arc::new(Base::build(catalog));
     let fold = folds(rows.len(), k, seed);
     let mut lists: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
+    let mut fits = Vec::with_capacity(k);
     for f in 0..k {
         let train: Vec<&EvalRow> = rows
             .iter()
@@ -113,7 +148,8 @@ pub fn cross_validate_with(
             .filter(|(_, x)| **x != f)
             .map(|(r, _)| r)
             .collect();
-        let model = fit_on(&base, &train, opts);
+        let (model, training) = fit_on(&base, &train, opts);
+        fits.push(training);
         let examples = Examples::from_rows(train.iter().copied());
         let index = SearchIndex::from_base(Arc::clone(&base), &examples, model);
         let o = SearchOptions {
@@ -129,6 +165,7 @@ pub fn cross_validate_with(
         folds: k,
         seed,
         report: score_lists(rows, cutoff, lists),
+        fit: TrainingFit::merge(&fits),
     }
 }
 
@@ -144,7 +181,7 @@ pub fn ranked(index: &SearchIndex, q: &str, o: &SearchOptions) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
+fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> (Model, TrainingFit) {
     let inner = folds(rows.len(), opts.inner_folds, opts.seed);
     let position: HashMap<&str, usize> = base
         .operation_ids
@@ -276,15 +313,35 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
         full.extend_from_slice(&ws);
         debug_assert_eq!(full.len(), features::COUNT + (k + 1) * WORD_WEIGHTS);
     }
+    // The linear score of every candidate, and its order, as at run time.
+    let linear: Vec<(Vec<f32>, Vec<usize>)> = groups
+        .iter()
+        .map(|g| {
+            let lin: Vec<f32> = g.x.iter().map(|x| super::model::dot(&full, x)).collect();
+            let mut order: Vec<usize> = (0..g.x.len()).collect();
+            order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
+            (lin, order)
+        })
+        .collect();
+    let first_right = |g: &Group, best: Option<usize>| best.is_some_and(|c| g.positive[c]);
+    let rate = |hits: usize| hits as f64 / rows.len().max(1) as f64;
+    let linear_hits = groups
+        .iter()
+        .zip(&linear)
+        .filter(|(g, (_, order))| first_right(g, order.first().copied()))
+        .count();
+    let mut training = TrainingFit {
+        rows: rows.len(),
+        linear_recall_at_1: rate(linear_hits),
+        recall_at_1: rate(linear_hits),
+    };
     if opts.boost.trees > 0 {
         // As at run time: the best `top` candidates of each query by the linear score.
         let boost_groups: Vec<BoostGroup> = groups
             .iter()
-            .map(|g| {
-                let lin: Vec<f32> = g.x.iter().map(|x| super::model::dot(&full, x)).collect();
-                let mut order: Vec<usize> = (0..g.x.len()).collect();
-                order.sort_by(|&a, &b| lin[b].total_cmp(&lin[a]).then(a.cmp(&b)));
-                order.truncate(opts.boost.top);
+            .zip(&linear)
+            .map(|(g, (lin, order))| {
+                let order = &order[..order.len().min(opts.boost.top)];
                 BoostGroup {
                     base: order.iter().map(|&c| f64::from(lin[c])).collect(),
                     x: order
@@ -302,8 +359,25 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> Model {
         model.trees = boost::fit(&boost_groups, features::COUNT, &opts.boost, &increasing);
         model.boost_top = opts.boost.top;
         model = model.rounded();
+        // The trees' sum added to the best `top`, whose order decides the first answer.
+        let hits = groups
+            .iter()
+            .zip(&linear)
+            .zip(&boost_groups)
+            .filter(|((g, (_, order)), bg)| {
+                let scores: Vec<f64> =
+                    bg.x.iter()
+                        .zip(&bg.base)
+                        .map(|(x, b)| b + f64::from(boost::eval(&model.trees, x)))
+                        .collect();
+                let best = (0..scores.len())
+                    .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)));
+                first_right(g, best.map(|i| order[i]))
+            })
+            .count();
+        training.recall_at_1 = rate(hits);
     }
-    model
+    (model, training)
 }
 
 /// Word × shape weights smaller than this are left out of the model file.
@@ -467,8 +541,8 @@ mod tests {
     #[test]
     fn the_fit_is_deterministic() {
         let c = fixture();
-        let (a, ea) = fit(&c, &rows(), &quick());
-        let (b, eb) = fit(&c, &rows(), &quick());
+        let (a, ea, _) = fit(&c, &rows(), &quick());
+        let (b, eb, _) = fit(&c, &rows(), &quick());
         assert_eq!(a.to_json(), b.to_json());
         assert_eq!(ea.to_jsonl(), eb.to_jsonl());
         assert_eq!(
@@ -485,7 +559,7 @@ mod tests {
         ws[super::super::model::WORD_CLASS] = 0.25;
         m.words.insert("zorblax".into(), ws);
         assert_eq!(Model::parse(&m.to_json()).unwrap(), m);
-        let (fitted, _) = fit(&fixture(), &rows(), &quick());
+        let (fitted, _, _) = fit(&fixture(), &rows(), &quick());
         let text = fitted.to_json();
         assert_eq!(Model::parse(&text).unwrap().words, fitted.words);
     }
@@ -496,7 +570,7 @@ mod tests {
     fn cross_validation_keeps_held_out_rows_out_of_the_index() {
         let c = fixture();
         let rows = rows();
-        let (model, examples) = fit(&c, &rows, &quick());
+        let (model, examples, _) = fit(&c, &rows, &quick());
         let index = SearchIndex::with(&c, &examples, model);
         let o = SearchOptions::default();
         for q in ["zorblax", "the quuxtrix"] {
@@ -516,5 +590,76 @@ mod tests {
             );
         }
         assert_eq!(cv.report.overall.n, rows.len());
+        // Each row trains the fits of the k − 1 folds it is not held out of.
+        assert_eq!(cv.fit.rows, rows.len() * 2);
+    }
+
+    /// The training figure is what the fitted model answers for each training need when the
+    /// index holds the examples of the other inner folds only, as the fit scored it.
+    #[test]
+    fn the_training_fit_is_what_the_model_does_on_its_training_needs() {
+        let c = fixture();
+        let rows = rows();
+        for opts in [
+            quick(),
+            FitOptions {
+                boost: BoostOptions {
+                    trees: 0,
+                    ..BoostOptions::default()
+                },
+                ..quick()
+            },
+        ] {
+            let (model, _, training) = fit(&c, &rows, &opts);
+            let base = Arc::new(Base::build(&c));
+            let inner = folds(rows.len(), opts.inner_folds, opts.seed);
+            let o = SearchOptions::default();
+            let mut hits = 0;
+            for j in 0..opts.inner_folds {
+                let examples = Examples::from_rows(
+                    rows.iter()
+                        .zip(&inner)
+                        .filter(|(_, x)| **x != j)
+                        .map(|(r, _)| r),
+                );
+                let index = SearchIndex::from_base(Arc::clone(&base), &examples, model.clone());
+                for (row, _) in rows.iter().zip(&inner).filter(|(_, x)| **x == j) {
+                    let first = ranked(&index, &row.q, &o);
+                    if first.first().is_some_and(|op| row.expect.contains(op)) {
+                        hits += 1;
+                    }
+                }
+            }
+            assert_eq!(training.rows, rows.len());
+            let want = hits as f64 / rows.len() as f64;
+            assert!(
+                (training.recall_at_1 - want).abs() < 1e-9,
+                "{training:?} against {hits} of {}",
+                rows.len()
+            );
+            assert!(hits > 0, "the fixture's needs are findable");
+            if opts.boost.trees == 0 {
+                assert_eq!(training.recall_at_1, training.linear_recall_at_1);
+            }
+        }
+    }
+
+    #[test]
+    fn training_fits_merge_by_rows() {
+        let a = TrainingFit {
+            rows: 1,
+            linear_recall_at_1: 1.0,
+            recall_at_1: 0.0,
+        };
+        let b = TrainingFit {
+            rows: 3,
+            linear_recall_at_1: 0.0,
+            recall_at_1: 1.0,
+        };
+        let m = TrainingFit::merge(&[a, b]);
+        assert_eq!(m.rows, 4);
+        assert!((m.linear_recall_at_1 - 0.25).abs() < 1e-12);
+        assert!((m.recall_at_1 - 0.75).abs() < 1e-12);
+        assert_eq!(TrainingFit::merge(&[]), TrainingFit::default());
     }
 }

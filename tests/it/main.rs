@@ -15,6 +15,7 @@ mod catalog_full_spec;
 mod cli_call;
 mod cli_catalog;
 mod cli_doctor;
+mod cli_fit;
 mod cli_spec_pin;
 mod exec;
 mod fake_gitea_selftest;

@@ -323,12 +323,11 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> (Model, Tra
             (lin, order)
         })
         .collect();
-    let first_right = |g: &Group, best: Option<usize>| best.is_some_and(|c| g.positive[c]);
     let rate = |hits: usize| hits as f64 / rows.len().max(1) as f64;
     let linear_hits = groups
         .iter()
         .zip(&linear)
-        .filter(|(g, (_, order))| first_right(g, order.first().copied()))
+        .filter(|(g, (_, order))| order.first().is_some_and(|&c| g.positive[c]))
         .count();
     let mut training = TrainingFit {
         rows: rows.len(),
@@ -360,11 +359,9 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> (Model, Tra
         model.boost_top = opts.boost.top;
         model = model.rounded();
         // The trees' sum added to the best `top`, whose order decides the first answer.
-        let hits = groups
+        let hits = boost_groups
             .iter()
-            .zip(&linear)
-            .zip(&boost_groups)
-            .filter(|((g, (_, order)), bg)| {
+            .filter(|bg| {
                 let scores: Vec<f64> =
                     bg.x.iter()
                         .zip(&bg.base)
@@ -372,7 +369,7 @@ fn fit_on(base: &Arc<Base>, rows: &[&EvalRow], opts: &FitOptions) -> (Model, Tra
                         .collect();
                 let best = (0..scores.len())
                     .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)));
-                first_right(g, best.map(|i| order[i]))
+                best.is_some_and(|i| bg.positive[i])
             })
             .count();
         training.recall_at_1 = rate(hits);

@@ -7,6 +7,7 @@ use aegis_gitea_mcp::app;
 use aegis_gitea_mcp::catalog::{Catalog, Domain};
 use aegis_gitea_mcp::config::Config;
 use aegis_gitea_mcp::search::fit::{self as fitting, FitOptions};
+use aegis_gitea_mcp::search::paired::{self, CvRun};
 use aegis_gitea_mcp::search::{self, Examples, Model, SearchIndex, SearchOptions};
 use aegis_gitea_mcp::state::State;
 use aegis_gitea_mcp::tools;
@@ -77,6 +78,21 @@ pub struct EvalArgs {
     misses: Option<PathBuf>,
     #[command(flatten)]
     fit: FitFlags,
+}
+
+/// Arguments of `compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline's runs: `eval --cv K --seed S --json` outputs, one per fold seed
+    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    baseline: Vec<PathBuf>,
+    /// The candidate's runs, with the same fold seeds (in any order) and folds
+    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    candidate: Vec<PathBuf>,
+    /// Print JSON: {"seeds", "folds", "rows", "baseline_recall_at_1",
+    /// "candidate_recall_at_1", "better", "worse", "p_value"}
+    #[arg(long)]
+    json: bool,
 }
 
 /// Fit settings (defaults: `FitOptions::default()`, chosen by cross-validation).
@@ -475,6 +491,47 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
         report.cutoff
     );
     print_report(&report, true);
+    Ok(Exit::Ok)
+}
+
+/// `compare`: a paired comparison of two sets of cross-validated runs.
+pub fn compare(args: &CompareArgs) -> anyhow::Result<Exit> {
+    let read = |files: &[PathBuf]| -> anyhow::Result<Vec<CvRun>> {
+        files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(f)
+                    .with_context(|| format!("cannot read {}", f.display()))?;
+                CvRun::from_json(&text)
+                    .map_err(|e| UsageError(format!("{}: {e}", f.display())).into())
+            })
+            .collect()
+    };
+    let (baseline, candidate) = (read(&args.baseline)?, read(&args.candidate)?);
+    let p = paired::compare(&baseline, &candidate).map_err(UsageError)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&p)?);
+        return Ok(Exit::Ok);
+    }
+    let seeds: Vec<String> = p.seeds.iter().map(u64::to_string).collect();
+    println!(
+        "{} fold seeds ({}), {} folds over {} rows",
+        p.seeds.len(),
+        seeds.join(", "),
+        p.folds,
+        p.rows
+    );
+    println!(
+        "mean R@1: baseline {:.4}, candidate {:.4} ({:+.4})",
+        p.baseline_recall_at_1,
+        p.candidate_recall_at_1,
+        p.candidate_recall_at_1 - p.baseline_recall_at_1
+    );
+    println!(
+        "rows ranked right first on more seeds: by the candidate {}, by the baseline {}",
+        p.better, p.worse
+    );
+    println!("sign test (two-sided, exact): p = {:.3}", p.p_value);
     Ok(Exit::Ok)
 }
 

@@ -176,6 +176,9 @@ pub enum Command {
     /// Fit the search ranking on a labelled training set; write index/model.json,
     /// index/examples.jsonl and index/cv-baseline.json (or --check them)
     Fit(find_cmd::FitArgs),
+    /// Compare two sets of cross-validated runs (`eval --cv --json` outputs) row by row, over
+    /// all their fold seeds: rows each ranks right first more often, and a sign test
+    Compare(find_cmd::CompareArgs),
     /// Pin the instance's API description, or compare the pinned one with it
     #[command(subcommand)]
     Spec(spec_cmd::SpecCommand),
@@ -340,6 +343,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Some(Command::Find(args)) => find_cmd::find(&config, &args).await,
         Some(Command::Eval(args)) => find_cmd::eval(&config, &args).await,
         Some(Command::Fit(args)) => find_cmd::fit(&config, &args).await,
+        Some(Command::Compare(args)) => find_cmd::compare(&args),
         Some(Command::Spec(cmd)) => spec_cmd::run(&config, &cmd).await,
         Some(Command::Doctor { json }) => {
             let report = aegis_gitea_mcp::doctor::run(&config).await;

@@ -21,6 +21,7 @@ pub mod examples;
 pub mod features;
 pub mod fit;
 pub mod model;
+pub mod paired;
 pub mod structure;
 pub mod tantivy_fields;
 pub mod text;

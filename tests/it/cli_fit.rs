@@ -88,3 +88,93 @@ fn the_model_file_records_its_training_fit_and_the_check_covers_it() {
     let o = run(dir.path(), &check);
     assert_eq!(o.status.code(), Some(1), "stdout: {}", stdout(&o));
 }
+
+#[test]
+fn compare_pairs_runs_by_seed_and_counts_the_rows_that_moved() {
+    let dir = setup();
+    let mut runs = Vec::new();
+    for seed in ["1", "2"] {
+        let args = ["eval", "train.jsonl", "--cv", "3", "--seed", seed, "--json"];
+        let o = run(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+        let file = format!("base-{seed}.json");
+        std::fs::write(dir.path().join(&file), &o.stdout).unwrap();
+        runs.push(serde_json::from_slice::<Value>(&o.stdout).unwrap());
+    }
+    // The candidate: seed 1 as it was; seed 2 also missing one row it had right.
+    let mut worse = runs[1].clone();
+    let missed: Vec<&str> = worse["report"]["misses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    let right = ["a", "b", "c", "d", "e", "f"]
+        .into_iter()
+        .find(|id| !missed.contains(id))
+        .expect("the fit ranks some need right");
+    worse["report"]["misses"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"id": right, "rank": 2}));
+    std::fs::write(dir.path().join("cand-2.json"), worse.to_string()).unwrap();
+
+    let args = [
+        "compare",
+        "--baseline",
+        "base-1.json",
+        "base-2.json",
+        "--candidate",
+        "cand-2.json",
+        "base-1.json",
+        "--json",
+    ];
+    let o = run(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let p: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        (p["better"].as_u64(), p["worse"].as_u64()),
+        (Some(0), Some(1)),
+        "{p}"
+    );
+    assert_eq!(p["seeds"], serde_json::json!([1, 2]));
+    assert_eq!(
+        (p["folds"].as_u64(), p["rows"].as_u64()),
+        (Some(3), Some(6))
+    );
+    assert_eq!(p["p_value"].as_f64(), Some(1.0));
+    // Read from the misses, the baseline's R@1 is the one `eval` computed from the ranks.
+    let mean = runs
+        .iter()
+        .map(|r| share(&r["report"]["overall"]["recall_at_1"]))
+        .sum::<f64>()
+        / 2.0;
+    assert!(
+        (share(&p["baseline_recall_at_1"]) - mean).abs() < 1e-9,
+        "{p}"
+    );
+    let one_row = mean - share(&p["candidate_recall_at_1"]);
+    assert!((one_row - 1.0 / 12.0).abs() < 1e-9, "{p}");
+
+    let o = run(dir.path(), &args[..args.len() - 1]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    assert!(
+        stdout(&o).contains("by the candidate 0, by the baseline 1"),
+        "{}",
+        stdout(&o)
+    );
+
+    // Runs that do not pair, and a file that is not a run, are usage errors naming why.
+    for (baseline, why) in [("base-1.json", "seed 1"), ("train.jsonl", "train.jsonl")] {
+        let args = [
+            "compare",
+            "--baseline",
+            baseline,
+            "--candidate",
+            "base-2.json",
+        ];
+        let o = run(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+}

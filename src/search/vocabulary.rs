@@ -70,6 +70,31 @@ pub fn intent_of(word: &str) -> Option<Intent> {
     lookup(stem).or_else(|| lookup(&format!("{stem}e")))
 }
 
+/// The intent the vocabulary's one-word verbs with the stem `word` agree on, if they do
+/// (`delet` → *delete*); none for a word that is not its own stem or whose verbs disagree.
+fn intent_of_stem(word: &str) -> Option<Intent> {
+    static BY_STEM: std::sync::OnceLock<HashMap<String, Option<Intent>>> =
+        std::sync::OnceLock::new();
+    let by_stem = BY_STEM.get_or_init(|| {
+        let mut m: HashMap<String, Option<Intent>> = HashMap::new();
+        for (key, &code) in INTENT_WORDS.entries().filter(|(k, _)| !k.contains(' ')) {
+            let int = Intent::from_code(code);
+            m.entry(stem(key))
+                .and_modify(|e| {
+                    if *e != int {
+                        *e = None;
+                    }
+                })
+                .or_insert(int);
+        }
+        m
+    });
+    if stem(word) != word {
+        return None;
+    }
+    by_stem.get(word).copied().flatten()
+}
+
 /// The intent of an un-verb the vocabulary does not list ("unregister", "unpin", "unresolve"):
 /// undoing a creation deletes, undoing a change is a change.
 fn undoing_intent(w: &str) -> Option<Intent> {
@@ -914,7 +939,16 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             a.intents.push(int);
             a.wanted = Some(int);
             wanted_now = true;
-        } else if let Some(int) = intent_of(&word) {
+        } else if let Some((int, sure)) = intent_of(&word).map(|i| (i, confident)).or_else(|| {
+            // "delet", "creat": a typo that is a stem of the catalog is neither corrected nor
+            // read as a verb. A typed word that is not English and is its own stem (a cut-off
+            // verb, not an inflection: `uploaded` names a thing) takes the intent its stem's
+            // verbs agree on, as unsure as a correction (docs/search.md, round 34).
+            (origin == Origin::Typed && !is_english(&word) && !lexicon.in_catalog(&word))
+                .then(|| intent_of_stem(&word))
+                .flatten()
+                .map(|i| (i, false))
+        }) {
             // "stop watching", "undo adding": the verb is undone, and undoing a creation
             // deletes.
             let undoing =
@@ -926,7 +960,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             };
             a.intents.push(int);
             wanted_now |= note_wanted(&mut a, int, i - 1, marker);
-            if !confident {
+            if !sure {
                 a.intent_from_typo = true;
             }
         } else if is_plural(t) {
@@ -1522,6 +1556,28 @@ mod tests {
         );
         let mr = words("merge request");
         assert!(!mr.iter().any(|(w, _)| w == "merge"), "{mr:?}");
+    }
+
+    /// A typo its stem makes known (`delet`: the catalog's `delete` stems to it) is kept as
+    /// typed; it takes its stem's verb class, as unsure as a correction. English words do not
+    /// (a participle is not a command).
+    #[test]
+    fn a_typo_known_by_its_stem_reads_as_its_verb() {
+        let lex = lexicon(&["delete", "issue", "create", "protected", "branches"]);
+        let a = analyse("delet issue 99", &lex);
+        assert!(a.corrections.is_empty(), "{:?}", a.corrections);
+        assert_eq!(a.intents, [Intent::Delete]);
+        assert!(a.intent_from_typo, "as unsure as a correction");
+        assert_eq!(analyse("creat issue", &lex).intents, [Intent::Create]);
+        let a = analyse("protected branches", &lex);
+        assert!(a.intents.is_empty(), "{:?}", a.intents);
+        assert!(!a.intent_from_typo);
+        // A stem no verb has gives none.
+        assert_eq!(intent_of_stem("delet"), Some(Intent::Delete));
+        assert_eq!(intent_of_stem("qwzx"), None);
+        // An inflection is not a cut-off verb: `deleted` stems as `delet` but is not one.
+        assert_eq!(intent_of_stem("deleted"), None);
+        assert_eq!(intent_of_stem("uploaded"), None);
     }
 
     /// The object is the phrase after the verb, up to the first word that adds no concept.

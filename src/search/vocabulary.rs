@@ -382,7 +382,8 @@ pub struct Analysis {
     pub terms: Vec<Term>,
     /// Intents, in the order their verbs appear.
     pub intents: Vec<Intent>,
-    /// Whether an intent came only from a typo correction.
+    /// Whether an intent came only from an unsure reading of a typo: a correction, or a cut-off
+    /// verb read by its stem (`delet`).
     pub intent_from_typo: bool,
     /// The user talks about their own things ("my", "me", "I").
     pub about_self: bool,

@@ -89,10 +89,9 @@ fn intent_of_stem(word: &str) -> Option<Intent> {
         }
         m
     });
-    if stem(word) != word {
-        return None;
-    }
-    by_stem.get(word).copied().flatten()
+    // The map first: most words are no verb's stem, and stemming is the costlier look-up.
+    let int = (*by_stem.get(word)?)?;
+    (stem(word) == word).then_some(int)
 }
 
 /// The intent of an un-verb the vocabulary does not list ("unregister", "unpin", "unresolve"):

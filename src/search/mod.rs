@@ -479,6 +479,10 @@ pub(crate) struct ExampleIndex {
     /// Per word of the needs, per action: how much better the action's words (`Base::translated`)
     /// produce it than the background does (IBM model 1, `translation.rs`).
     trans: PerWord,
+    /// Per word of the needs, how much likelier than the needs' words at large it is to be
+    /// found in the own text of the actions its needs were written for (see [`relevance`]):
+    /// a concept's weight in the coverage features is scaled by it.
+    relevance: HashMap<u32, f32>,
 }
 
 /// Log-lifts of an outcome (verb class, scope, …) given a word, from labelled needs: `log
@@ -782,6 +786,9 @@ pub const ASSOCIATION_MIN_SHARE: f32 = 0.25;
 pub const ASSOCIATION_MIN_LIFT: f32 = 4.0;
 /// Most associations kept per word.
 pub const ASSOCIATIONS_PER_WORD: usize = 5;
+/// Pseudo-needs of the m-estimate that smooths a word's [`relevance`] towards 1 (chosen by
+/// cross-validation among 0.3, 1, 3 and 10).
+pub const RELEVANCE_SMOOTHING: f32 = 1.0;
 
 impl ExampleIndex {
     /// Indexes `examples` for the actions of `base` (operationIds without an action are
@@ -836,12 +843,18 @@ impl ExampleIndex {
             seen: counts.into_keys().collect(),
         };
         // A need's terms (its words and what they stand for) as stem ids.
+        // The catalog's id of each need word's stem, when the catalog has it (for `relevance`).
+        let mut ex_base: HashMap<u32, u32> = HashMap::default();
         let mut need_ids = |text: &str| -> Vec<u32> {
             let a = analyse_with(text, &base.lexicon, &needs_words);
             let mut ids = Vec::new();
             for t in &a.terms {
                 for s in stems(&mut az, vocabulary::canonical(&t.word)) {
-                    ids.push(dict.intern(&s));
+                    let id = dict.intern(&s);
+                    if let Some(b) = base.dict.get(&s) {
+                        ex_base.insert(id, b);
+                    }
+                    ids.push(id);
                 }
             }
             ids
@@ -892,6 +905,12 @@ impl ExampleIndex {
             .map(|(t, df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
             .collect();
         let associations = associations(base, &each_docs[..needs_count], &owners[..needs_count]);
+        let relevance = relevance(
+            base,
+            &ex_base,
+            &each_docs[..needs_count],
+            &owners[..needs_count],
+        );
         let trans = PerWord::new(translation::learn(
             &base.translated,
             &each_docs[..needs_count],
@@ -935,8 +954,52 @@ impl ExampleIndex {
             associations,
             lifts,
             trans,
+            relevance,
         }
     }
+}
+
+/// How well each word of the needs tells what the right action's own text says: the share of
+/// the needs using it whose labelled action's own text (any field but the examples) has its
+/// stem, over the same share for every word of the needs, smoothed towards 1 by
+/// [`RELEVANCE_SMOOTHING`] pseudo-needs. The words of a need's story (`script`, `bot`,
+/// `weekly`) are seldom in its action's text, the ones that name the thing (`assignees`,
+/// `milestone`) usually: a concept the needs show to be context weighs less in coverage.
+fn relevance(
+    base: &Base,
+    ex_base: &HashMap<u32, u32>,
+    examples: &[Vec<u32>],
+    owners: &[Vec<u32>],
+) -> HashMap<u32, f32> {
+    let m = RELEVANCE_SMOOTHING;
+    let mut df: HashMap<u32, f32> = HashMap::default();
+    let mut hit: HashMap<u32, f32> = HashMap::default();
+    let (mut all_df, mut all_hit) = (0.0f32, 0.0f32);
+    for (e, toks) in examples.iter().enumerate() {
+        let mut q = toks.clone();
+        q.sort_unstable();
+        q.dedup();
+        for &w in &q {
+            let found = ex_base.get(&w).is_some_and(|&b| {
+                owners[e]
+                    .iter()
+                    .any(|&a| contains(&base.doc_tokens[a as usize], b))
+            });
+            *df.entry(w).or_default() += 1.0;
+            all_df += 1.0;
+            if found {
+                *hit.entry(w).or_default() += 1.0;
+                all_hit += 1.0;
+            }
+        }
+    }
+    let prior = (all_hit / all_df.max(1.0)).max(1e-3);
+    df.into_iter()
+        .map(|(w, d)| {
+            let h = hit.get(&w).copied().unwrap_or(0.0);
+            (w, ((h + m * prior) / (d + m)) / prior)
+        })
+        .collect()
 }
 
 /// Word associations learned from labelled needs: a word of the needs (`wipe`, `ticket`)
@@ -1499,10 +1562,19 @@ impl SearchIndex {
         let concept_weights: Vec<f32> = concepts
             .iter()
             .map(|c| {
-                c.iter()
+                let rarity = c
+                    .iter()
                     .filter_map(|(b, _)| b.and_then(|b| base.idf.get(&b)))
                     .copied()
-                    .fold(1.0f32, f32::max)
+                    .fold(1.0f32, f32::max);
+                // A concept none of whose words the needs use keeps its rarity alone.
+                let relevance = c
+                    .iter()
+                    .filter_map(|(_, e)| e.and_then(|e| ex.relevance.get(&e)))
+                    .copied()
+                    .reduce(f32::max)
+                    .unwrap_or(1.0);
+                rarity * relevance
             })
             .collect();
         let concept_total = concept_weights.iter().sum();
@@ -2391,6 +2463,49 @@ mod tests {
         let model = Model::committed().expect("the committed model loads");
         let index = SearchIndex::with(&catalog, &examples, model);
         (catalog, index)
+    }
+
+    /// A word the needs use for what their action's own text names (`board`) weighs more in
+    /// the coverage features than one their actions' text never says (`nuke`), by how often
+    /// each is found there; a concept no need's word has keeps its rarity alone (`delete`).
+    #[test]
+    fn concepts_weigh_by_how_often_the_needs_say_their_actions_words() {
+        let (_, index) = labelled_boards();
+        let ex = &index.examples;
+        let stem = |w: &str| stems(&mut analyzer(), w).remove(0);
+        let relevance = |w: &str| {
+            ex.dict
+                .get(&stem(w))
+                .and_then(|e| ex.relevance.get(&e).copied())
+        };
+        let (board, nuke) = (
+            relevance("board").expect("a word of the needs"),
+            relevance("nuke").expect("a word of the needs"),
+        );
+        assert!(board > 1.0 && nuke < 1.0, "board {board}, nuke {nuke}");
+        assert!(relevance("delete").is_none());
+        let q = index
+            .prepare("nuke the board, delete it")
+            .expect("the query is analysed");
+        let weight = |w: &str| {
+            let c = q
+                .analysis
+                .concepts
+                .iter()
+                .position(|c| c.iter().any(|x| x == w))
+                .expect("a concept of the query");
+            q.concept_weights[c]
+        };
+        let rarity = |w: &str| {
+            let id = index.base.dict.get(&stem(w));
+            id.and_then(|b| index.base.idf.get(&b).copied())
+                .unwrap_or(1.0)
+                .max(1.0)
+        };
+        assert!((weight("board") - rarity("board") * board).abs() < 1e-6);
+        assert!((weight("nuke") - rarity("nuke") * nuke).abs() < 1e-6);
+        assert!((weight("delete") - rarity("delete")).abs() < 1e-6);
+        assert!((q.concept_total - q.concept_weights.iter().sum::<f32>()).abs() < 1e-6);
     }
 
     /// Two words that ask for a delete say it more surely than one: the learned lifts are

@@ -842,9 +842,9 @@ impl ExampleIndex {
                 .collect(),
             seen: counts.into_keys().collect(),
         };
-        // A need's terms (its words and what they stand for) as stem ids.
         // The catalog's id of each need word's stem, when the catalog has it (for `relevance`).
         let mut ex_base: HashMap<u32, u32> = HashMap::default();
+        // A need's terms (its words and what they stand for) as stem ids.
         let mut need_ids = |text: &str| -> Vec<u32> {
             let a = analyse_with(text, &base.lexicon, &needs_words);
             let mut ids = Vec::new();

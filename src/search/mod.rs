@@ -890,27 +890,27 @@ impl ExampleIndex {
             each_docs.push(need_ids(text));
             owners.push(vec![i as u32]);
         }
+        // Each labelled need's distinct words, sorted: what the counts below read.
+        let distinct: Vec<Vec<u32>> = each_docs[..needs_count]
+            .iter()
+            .map(|d| {
+                let mut u = d.clone();
+                u.sort_unstable();
+                u.dedup();
+                u
+            })
+            .collect();
         let mut need_df: HashMap<u32, f32> = HashMap::default();
-        for d in &each_docs[..needs_count] {
-            let mut u = d.clone();
-            u.sort_unstable();
-            u.dedup();
-            for t in u {
-                *need_df.entry(t).or_default() += 1.0;
-            }
+        for &t in distinct.iter().flatten() {
+            *need_df.entry(t).or_default() += 1.0;
         }
         let n_needs = needs_count as f32 + 1.0;
         let info = need_df
-            .into_iter()
-            .map(|(t, df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
+            .iter()
+            .map(|(&t, &df)| (t, (n_needs / (df + 1.0)).ln() / n_needs.ln().max(1e-6)))
             .collect();
-        let associations = associations(base, &each_docs[..needs_count], &owners[..needs_count]);
-        let relevance = relevance(
-            base,
-            &ex_base,
-            &each_docs[..needs_count],
-            &owners[..needs_count],
-        );
+        let associations = associations(base, &distinct, &owners[..needs_count]);
+        let relevance = relevance(base, &ex_base, &distinct, &owners[..needs_count], &need_df);
         let trans = PerWord::new(translation::learn(
             &base.translated,
             &each_docs[..needs_count],
@@ -965,37 +965,34 @@ impl ExampleIndex {
 /// [`RELEVANCE_SMOOTHING`] pseudo-needs. The words of a need's story (`script`, `bot`,
 /// `weekly`) are seldom in its action's text, the ones that name the thing (`assignees`,
 /// `milestone`) usually: a concept the needs show to be context weighs less in coverage.
+/// `examples`: each need's distinct words, sorted; `need_df`: how many needs use each word.
 fn relevance(
     base: &Base,
     ex_base: &HashMap<u32, u32>,
     examples: &[Vec<u32>],
     owners: &[Vec<u32>],
+    need_df: &HashMap<u32, f32>,
 ) -> HashMap<u32, f32> {
     let m = RELEVANCE_SMOOTHING;
-    let mut df: HashMap<u32, f32> = HashMap::default();
     let mut hit: HashMap<u32, f32> = HashMap::default();
-    let (mut all_df, mut all_hit) = (0.0f32, 0.0f32);
-    for (e, toks) in examples.iter().enumerate() {
-        let mut q = toks.clone();
-        q.sort_unstable();
-        q.dedup();
-        for &w in &q {
+    for (q, owners) in examples.iter().zip(owners) {
+        for &w in q {
             let found = ex_base.get(&w).is_some_and(|&b| {
-                owners[e]
+                owners
                     .iter()
                     .any(|&a| contains(&base.doc_tokens[a as usize], b))
             });
-            *df.entry(w).or_default() += 1.0;
-            all_df += 1.0;
             if found {
                 *hit.entry(w).or_default() += 1.0;
-                all_hit += 1.0;
             }
         }
     }
+    let all_df: f32 = need_df.values().sum();
+    let all_hit: f32 = hit.values().sum();
     let prior = (all_hit / all_df.max(1.0)).max(1e-3);
-    df.into_iter()
-        .map(|(w, d)| {
+    need_df
+        .iter()
+        .map(|(&w, &d)| {
             let h = hit.get(&w).copied().unwrap_or(0.0);
             (w, ((h + m * prior) / (d + m)) / prior)
         })
@@ -1006,6 +1003,7 @@ fn relevance(
 /// points at a word of the labelled actions' core text (`delete`, `issue`) when that word
 /// follows it much more often than chance. General word-to-word links, not need-to-action
 /// pairs: they carry over to actions that have no examples.
+/// `examples`: each need's distinct words, sorted.
 fn associations(
     base: &Base,
     examples: &[Vec<u32>],
@@ -1020,13 +1018,10 @@ fn associations(
     }
     let mut word: HashMap<u32, f32> = HashMap::default();
     let mut pair: HashMap<(u32, u32), f32> = HashMap::default();
-    for (e, toks) in examples.iter().enumerate() {
-        let mut q = toks.clone();
-        q.sort_unstable();
-        q.dedup();
+    for (e, q) in examples.iter().enumerate() {
         for &a in &owners[e] {
             let core = &base.core_tokens[a as usize];
-            for &w in &q {
+            for &w in q {
                 *word.entry(w).or_default() += 1.0;
                 for &d in core {
                     *pair.entry((w, d)).or_default() += 1.0;

@@ -1,11 +1,19 @@
 //! Compiles curated data into `phf` maps:
 //! `spec/overrides.toml` → `$OUT_DIR/overrides.rs` (action-name overrides) and
-//! `index/vocabulary.toml` → `$OUT_DIR/vocabulary.rs` (search synonyms and verb intents).
+//! `index/vocabulary.toml` → `$OUT_DIR/vocabulary.rs` (search synonyms and verb intents),
+//! `index/ui-labels.toml` → `$OUT_DIR/ui_labels.rs` (the web UI's labels, read as needs).
 
 use std::collections::BTreeMap;
 use std::env;
 use std::fs;
 use std::path::Path;
+
+/// Reads and parses a curated TOML file, rebuilding when it changes.
+fn read_toml<T: serde::de::DeserializeOwned>(source: &str) -> T {
+    println!("cargo::rerun-if-changed={source}");
+    let text = fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{source} is not valid: {e}"))
+}
 
 #[derive(serde::Deserialize)]
 struct Overrides {
@@ -33,10 +41,7 @@ const INTENTS: [&str; 5] = ["delete", "create", "update", "list", "get"];
 
 fn vocabulary() {
     let source = "index/vocabulary.toml";
-    println!("cargo::rerun-if-changed={source}");
-    let text = fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
-    let vocab: Vocabulary =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("{source} is not valid: {e}"));
+    let vocab: Vocabulary = read_toml(source);
     let mut synonyms = phf_codegen::Map::new();
     for (phrase, words) in &vocab.synonyms {
         let key = phrase.trim().to_lowercase();
@@ -77,6 +82,35 @@ fn vocabulary() {
         intents.build()
     );
     let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("vocabulary.rs");
+    fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+}
+
+#[derive(serde::Deserialize)]
+struct UiLabels {
+    actions: BTreeMap<String, Vec<String>>,
+    settings: BTreeMap<String, Vec<String>>,
+}
+
+fn ui_labels() {
+    let source = "index/ui-labels.toml";
+    let labels: UiLabels = read_toml(source);
+    let mut entries = String::new();
+    for (label, operations) in labels.actions.iter().chain(&labels.settings) {
+        assert!(
+            label.trim().to_lowercase() == *label && !label.is_empty(),
+            "{source}: label {label:?} must be lower-case, trimmed and not empty"
+        );
+        assert!(
+            !operations.is_empty(),
+            "{source}: {label:?} names no operation"
+        );
+        entries.push_str(&format!("    ({label:?}, &{operations:?}),\n"));
+    }
+    let code = format!(
+        "/// Gitea's web UI's labels and the operationIds each names (`index/ui-labels.toml`).\n\
+         static UI_LABELS: &[(&str, &[&str])] = &[\n{entries}];\n"
+    );
+    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("ui_labels.rs");
     fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }
 
@@ -133,11 +167,9 @@ fn main() {
     git_commit();
     shared_spec();
     vocabulary();
+    ui_labels();
     let source = "spec/overrides.toml";
-    println!("cargo::rerun-if-changed={source}");
-    let text = fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
-    let overrides: Overrides =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("{source} is not valid: {e}"));
+    let overrides: Overrides = read_toml(source);
     let mut map = phf_codegen::Map::new();
     for (operation_id, name) in &overrides.names {
         assert!(

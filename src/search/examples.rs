@@ -5,10 +5,21 @@
 //! nearest-example similarity. Keyed by operationId, they carry over to any document whose
 //! operationIds match (older Gitea, Forgejo); an operation without examples is still found by
 //! its own text and shape.
+//!
+//! Gitea's web UI's labels (`index/ui-labels.toml`: "Time Tracker", "Sync fork") are read as
+//! needs too, one more example of each operation they name, wherever examples are drawn from
+//! labelled rows (the fit, each cross-validation fold).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::EvalRow;
+
+include!(concat!(env!("OUT_DIR"), "/ui_labels.rs"));
+
+/// Gitea's web UI's labels, each with the operationIds it names (`index/ui-labels.toml`).
+pub fn ui_labels() -> &'static [(&'static str, &'static [&'static str])] {
+    UI_LABELS
+}
 
 /// The committed examples, compiled in.
 const COMMITTED: &str = include_str!("../../index/examples.jsonl");
@@ -45,7 +56,8 @@ impl Examples {
         Examples::parse(COMMITTED).map_err(|e| format!("index/examples.jsonl: {e}"))
     }
 
-    /// Every row's query, as an example of each operationId it is labelled with.
+    /// Every row's query, as an example of each operationId it is labelled with, and each of
+    /// Gitea's web UI's labels ([`ui_labels`]) as an example of the operations it names.
     pub fn from_rows<'a>(rows: impl IntoIterator<Item = &'a EvalRow>) -> Examples {
         let mut by_operation: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut misspelt = BTreeSet::new();
@@ -58,6 +70,16 @@ impl Examples {
                     .entry(op.clone())
                     .or_default()
                     .push(row.q.clone());
+            }
+        }
+        // Gitea's web UI's labels are needs too: each joins the examples of the operations it
+        // names (index/ui-labels.toml; docs/search.md, round 38).
+        for (label, operations) in UI_LABELS {
+            for op in *operations {
+                by_operation
+                    .entry((*op).to_string())
+                    .or_default()
+                    .push((*label).to_string());
             }
         }
         for qs in by_operation.values_mut() {

@@ -37,7 +37,7 @@ use std::sync::{Arc, OnceLock};
 use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
 
 pub use eval::{CvReport, EvalReport, EvalRow, Metrics, evaluate, folds, parse_eval_set};
-pub use examples::Examples;
+pub use examples::{Examples, ui_labels};
 pub use model::Model;
 pub use vocabulary::{Analysis, Intent};
 

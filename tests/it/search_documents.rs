@@ -7,7 +7,7 @@
 //! them these tests count as ignored (see `common.rs`).
 
 use aegis_gitea_mcp::catalog::Catalog;
-use aegis_gitea_mcp::search::{Examples, Model, SearchIndex, SearchOptions};
+use aegis_gitea_mcp::search::{EvalRow, Examples, Model, SearchIndex, SearchOptions, ui_labels};
 use aegis_gitea_mcp::spec::Spec;
 
 const DOCUMENTS: [&str; 3] = [
@@ -119,4 +119,38 @@ fn operations_without_examples_are_found_by_their_text() {
         found * 10 >= n * 8,
         "only {found} of {n} operations without examples are found by their summary"
     );
+}
+
+/// Gitea's web UI's labels name operations of the newest document (a renamed operationId
+/// would leave a label pointing at nothing), and each is an example of those operations, in
+/// the committed examples as in examples drawn from labelled rows.
+#[test]
+#[cfg_attr(
+    not(shared_spec),
+    ignore = "needs the upstream swagger documents in ../shared/spec (or GITEA_SPEC_DIR)"
+)]
+fn the_web_ui_labels_are_examples_of_operations_that_exist() {
+    let c = catalog("gitea-swagger.newest.v1.json");
+    let ids: std::collections::HashSet<&str> = c
+        .actions()
+        .iter()
+        .map(|a| a.operation_id.as_str())
+        .collect();
+    let committed = Examples::committed().unwrap();
+    let drawn = Examples::from_rows(std::iter::empty::<&EvalRow>());
+    assert!(ui_labels().len() >= 50, "{} labels", ui_labels().len());
+    for (label, operations) in ui_labels() {
+        for op in *operations {
+            assert!(
+                ids.contains(op),
+                "{label:?} names {op}, not in the document"
+            );
+            for (examples, which) in [(&committed, "committed"), (&drawn, "drawn")] {
+                assert!(
+                    examples.of(op).iter().any(|q| q == label),
+                    "{label:?} is not among the {which} examples of {op}"
+                );
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
-//! Compiles curated data into `phf` maps:
-//! `spec/overrides.toml` → `$OUT_DIR/overrides.rs` (action-name overrides) and
-//! `index/vocabulary.toml` → `$OUT_DIR/vocabulary.rs` (search synonyms and verb intents),
-//! `index/ui-labels.toml` → `$OUT_DIR/ui_labels.rs` (the web UI's labels, read as needs).
+//! Compiles curated data into Rust: `spec/overrides.toml` → `$OUT_DIR/overrides.rs`
+//! (action-name overrides, a `phf` map), `index/vocabulary.toml` → `$OUT_DIR/vocabulary.rs`
+//! (search synonyms and verb intents, `phf` maps) and `index/ui-labels.toml` →
+//! `$OUT_DIR/ui_labels.rs` (the web UI's labels read as needs, a static table).
 
 use std::collections::BTreeMap;
 use std::env;

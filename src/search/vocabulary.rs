@@ -1,7 +1,7 @@
 //! The curated vocabulary (`index/vocabulary.toml`, compiled by `build.rs`) and the analysis of
 //! a user's query: normalisation, phrase synonyms, verb intent, scope cues, typo correction.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
 
@@ -76,7 +76,7 @@ fn intent_of_stem(word: &str) -> Option<Intent> {
     static BY_STEM: std::sync::OnceLock<HashMap<String, Option<Intent>>> =
         std::sync::OnceLock::new();
     let by_stem = BY_STEM.get_or_init(|| {
-        let mut m: HashMap<String, Option<Intent>> = HashMap::new();
+        let mut m: HashMap<String, Option<Intent>> = HashMap::default();
         for (key, &code) in INTENT_WORDS.entries().filter(|(k, _)| !k.contains(' ')) {
             let int = Intent::from_code(code);
             m.entry(stem(key))
@@ -441,7 +441,7 @@ pub struct Lexicon {
 impl Lexicon {
     /// Builds the lexicon from each action's bag of words.
     pub fn new<'a>(docs: impl Iterator<Item = HashSet<&'a str>>) -> Lexicon {
-        let mut freq: HashMap<String, u32> = HashMap::new();
+        let mut freq: HashMap<String, u32> = HashMap::default();
         for words in docs {
             for w in words {
                 *freq.entry(w.to_string()).or_default() += 1;
@@ -689,18 +689,17 @@ const ENGLISH: &str = include_str!("../../index/english-words.txt");
 /// kept as typed, never "corrected" to a catalog word one or two edits away ("line" is not
 /// "link", "book" not "hook", "restore" not "restart").
 pub fn is_english(w: &str) -> bool {
-    static WORDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    // A hash set: a query asks this of most of its words, and a binary search over 40,000
+    // strings was 4–5 % of the find benchmark's profile (docs/benchmarks.md, round 39).
+    static WORDS: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
     WORDS
         .get_or_init(|| {
-            let mut v: Vec<&str> = ENGLISH
+            ENGLISH
                 .lines()
                 .filter(|l| !l.starts_with('#') && !l.is_empty())
-                .collect();
-            v.sort_unstable();
-            v
+                .collect()
         })
-        .binary_search(&w)
-        .is_ok()
+        .contains(w)
 }
 
 /// Strength order of origins (lower is stronger).
@@ -1536,7 +1535,9 @@ mod tests {
     #[test]
     fn a_phrase_keeps_the_words_the_catalog_does_not_use() {
         // Catalog words are those of three actions or more.
-        let used: HashSet<&str> = ["list", "runner", "merge", "request", "pull"].into();
+        let used: HashSet<&str> = ["list", "runner", "merge", "request", "pull"]
+            .into_iter()
+            .collect();
         let lex = Lexicon::new((0..CATALOG_WORD_MIN_ACTIONS).map(|_| used.clone()));
         let words = |q: &str| -> Vec<(String, Origin)> {
             analyse(q, &lex)

@@ -768,19 +768,24 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
 /// a word people used in a labelled need is kept as typed, not corrected to a catalog word
 /// ("kanban" stays "kanban", for the examples and the learned associations to meet).
 pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analysis {
-    // A hyphenated word the catalog, the vocabulary and the needs do not know is read as its
-    // parts ("thumbs-up", "instance-level").
+    // A hyphenated word the catalog, the vocabulary and the needs do not know is read as the
+    // word its parts make together when that is known ("un-resolve", "e-mail": splitting would
+    // lose the un-verb), else as its parts ("thumbs-up", "instance-level").
     let tokens: Vec<String> = tokenize(query)
         .into_iter()
         .flat_map(|t| {
-            if t.contains('-')
-                && !lexicon.knows(&t)
-                && !needs.repeated.contains(&t)
-                && !ADMIN_WORDS.contains(&t.as_str())
+            if !t.contains('-')
+                || lexicon.knows(&t)
+                || needs.repeated.contains(&t)
+                || ADMIN_WORDS.contains(&t.as_str())
             {
-                hyphen_parts(&t)
+                return vec![t];
+            }
+            let joined = t.replace('-', "");
+            if lexicon.knows(&joined) {
+                vec![joined]
             } else {
-                vec![t]
+                hyphen_parts(&t)
             }
         })
         .collect();
@@ -1365,6 +1370,26 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         let a = analyse("watch this repository", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Create));
+    }
+
+    /// A hyphenated word is its parts written together when the catalog knows that word, so
+    /// that "un-resolve" keeps its un-verb; else it is read as its parts.
+    #[test]
+    fn a_hyphenated_word_is_the_known_word_its_parts_make() {
+        let lex = lexicon(&["unresolve", "resolve", "comment"]);
+        let words = |q: &str| -> Vec<String> {
+            analyse(q, &lex)
+                .terms
+                .iter()
+                .map(|t| t.word.clone())
+                .collect()
+        };
+        assert_eq!(words("un-resolve the comment"), ["unresolve", "comment"]);
+        let parts = words("resolve-comment");
+        assert!(
+            parts.contains(&"resolve".to_string()) && parts.contains(&"comment".to_string()),
+            "{parts:?}"
+        );
     }
 
     /// Everyday English verbs of each class, beyond the forge's own words (round 20): a need

@@ -334,7 +334,9 @@ pub fn hyphen_parts(w: &str) -> Vec<String> {
 /// Whether `w` is a function word (no meaning for finding an action by its text; its learned
 /// lifts of verb class, scope and item may still tell: "my", "every", "one").
 pub fn is_stop_word(w: &str) -> bool {
-    STOP_WORDS.contains(&w)
+    // A contraction the list does not name is one too ("shouldn't", "can't", "we'll"): read as
+    // text, its parts `shouldn` and `t` would be words of the need.
+    STOP_WORDS.contains(&w) || w.trim_matches('\'').contains('\'')
 }
 
 /// Words that point at the authenticated user's own things.
@@ -647,9 +649,10 @@ pub fn tokenize(query: &str) -> Vec<String> {
         if chunk.contains('/') || chunk.contains('\\') {
             continue;
         }
-        let mut lowered = chunk.to_lowercase();
-        if lowered.contains(['\'', '’']) {
-            lowered = lowered.replace("'s", "").replace("’s", "");
+        // One apostrophe: "can’t" is "can't", a contraction, not `can` and `t`.
+        let mut lowered = chunk.to_lowercase().replace('’', "'");
+        if lowered.contains('\'') {
+            lowered = lowered.replace("'s", "");
         }
         let mut cur = String::new();
         let push = |cur: &mut String, out: &mut Vec<String>| {
@@ -851,7 +854,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             i += 1;
             continue;
         }
-        if negated && !STOP_WORDS.contains(&tokens[i].as_str()) {
+        if negated && !is_stop_word(&tokens[i]) {
             negated = false;
             i += 1;
             continue;
@@ -889,7 +892,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     // Its words the catalog does not use are kept as typed, as a translated
                     // word is (`build agent`: `build`, `agent`), for the labelled needs to meet.
                     for w in &tokens[i..i + n] {
-                        if !STOP_WORDS.contains(&w.as_str()) && !lexicon.in_catalog(w) {
+                        if !is_stop_word(w) && !lexicon.in_catalog(w) {
                             add(&mut a, w, Origin::Typed);
                         }
                     }
@@ -923,7 +926,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
             continue;
         }
         let (word, origin, confident) =
-            if lexicon.knows(t) || STOP_WORDS.contains(&t) || needs_word() || is_english(t) {
+            if lexicon.knows(t) || is_stop_word(t) || needs_word() || is_english(t) {
                 (t.to_string(), Origin::Typed, true)
             } else {
                 match lexicon.correct(t) {
@@ -990,7 +993,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         // Translated or not, the word itself is kept: no catalog text has it, but labelled
         // needs do ("ticket", "webhook"), for the examples and the learned lifts to meet it
         // (docs/search.md, round 19).
-        if !STOP_WORDS.contains(&word.as_str()) {
+        if !is_stop_word(&word) {
             add(&mut a, &word, origin);
         }
     }
@@ -1370,6 +1373,23 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         let a = analyse("watch this repository", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Create));
+    }
+
+    /// A contraction is a function word, whichever apostrophe it is typed with: its parts are
+    /// no words of the need.
+    #[test]
+    fn a_contraction_is_a_function_word() {
+        assert_eq!(tokenize("can’t"), ["can't"]);
+        assert!(is_stop_word("shouldn't") && is_stop_word("we'll") && !is_stop_word("label"));
+        let lex = lexicon(&["label", "delete"]);
+        for q in ["the label shouldn't", "the label shouldn’t"] {
+            let words: Vec<String> = analyse(q, &lex)
+                .terms
+                .iter()
+                .map(|t| t.word.clone())
+                .collect();
+            assert_eq!(words, ["label"], "{q}");
+        }
     }
 
     /// A hyphenated word is its parts written together when the catalog knows that word, so

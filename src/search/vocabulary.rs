@@ -685,7 +685,7 @@ fn is_word(t: &str) -> bool {
     letters > 0 && !(letters == 1 && digits > 0 && t.starts_with('v'))
 }
 
-/// Common English words (`index/english-words.txt`: SCOWL's lists up to size 35), sorted.
+/// Common English words (`index/english-words.txt`: SCOWL's lists up to size 35).
 const ENGLISH: &str = include_str!("../../index/english-words.txt");
 
 /// Whether `w` is a common English word, spelled right: a word the catalog does not use is then
@@ -772,8 +772,8 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
 /// ("kanban" stays "kanban", for the examples and the learned associations to meet).
 pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analysis {
     // A hyphenated word the catalog, the vocabulary and the needs do not know is read as the
-    // word its parts make together when that is known ("un-resolve", "e-mail": splitting would
-    // lose the un-verb), else as its parts ("thumbs-up", "instance-level").
+    // word its parts make together when that is known ("un-resolve": splitting would lose the
+    // un-verb; "web-hook"), else as its parts ("thumbs-up", "instance-level").
     let tokens: Vec<String> = tokenize(query)
         .into_iter()
         .flat_map(|t| {

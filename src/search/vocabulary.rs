@@ -649,10 +649,11 @@ pub fn tokenize(query: &str) -> Vec<String> {
         if chunk.contains('/') || chunk.contains('\\') {
             continue;
         }
-        // One apostrophe: "can’t" is "can't", a contraction, not `can` and `t`.
-        let mut lowered = chunk.to_lowercase().replace('’', "'");
-        if lowered.contains('\'') {
-            lowered = lowered.replace("'s", "");
+        // One apostrophe: "can’t" is "can't", a contraction, not `can` and `t`. Copied again
+        // only when the chunk has one: this runs for every word of every query.
+        let mut lowered = chunk.to_lowercase();
+        if lowered.contains(['\'', '’']) {
+            lowered = lowered.replace('’', "'").replace("'s", "");
         }
         let mut cur = String::new();
         let push = |cur: &mut String, out: &mut Vec<String>| {

@@ -705,8 +705,8 @@ impl Lifts {
 fn lead_word(text: &str) -> Option<String> {
     let tokens = vocabulary::tokenize(text);
     let content = |w: &String| !vocabulary::is_stop_word(w) && w.chars().any(char::is_alphabetic);
-    let wanted = tokens.iter().enumerate().find_map(|(i, w)| {
-        if !vocabulary::is_want_word(w) {
+    let wanted = (0..tokens.len()).find_map(|i| {
+        if !vocabulary::wants_at(&tokens, i) {
             return None;
         }
         tokens
@@ -2373,6 +2373,10 @@ mod tests {
                 Some("flip"),
             ),
             ("our bot needs to yank stale cards", Some("yank")),
+            // "How many" asks a quantity, not how to do it.
+            ("count how many people upvoted it", Some("count")),
+            // "Like" compares here: nothing is wanted, the first word leads.
+            ("boards like Trello, then merge them", Some("boards")),
             // Nothing wanted within reach: the first word.
             ("board 3, I want it", Some("board")),
             ("the 12 of it", None),

@@ -841,7 +841,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     let mut object = ObjectPhrase::default();
     while i < tokens.len() {
         object.step(&a, std::mem::take(&mut wanted_now));
-        if WANT_WORDS.contains(&tokens[i].as_str()) {
+        if wants_at(&tokens, i) {
             marker = Some(i);
         }
         // Drop empty concepts left by stop words.
@@ -1059,10 +1059,26 @@ const WANT_WORDS: &[&str] = &[
 /// How many words after a word of wanting its verb may come ("I want to quickly *merge*").
 pub const WANT_REACH: usize = 3;
 
-/// Whether `w` is a word of wanting ("want", "need", "how", "please").
-pub fn is_want_word(w: &str) -> bool {
+/// Words after `how` that ask how much rather than how to ("how *many* people upvoted it",
+/// "how *long* …"): the verb that follows describes what is counted, it is not the ask.
+const QUANTITY_WORDS: &[&str] = &[
+    "many", "much", "long", "often", "far", "old", "big", "large", "soon", "fast",
+];
+
+/// Whether `tokens[i]` is a word of wanting ("want", "need", "how", "please"), except `how`
+/// asking a quantity ("how many") and `like` comparing ("a board like Trello's"): `like` wants
+/// only after a subject or `would` ("I'd like to", "we would like").
+pub fn wants_at(tokens: &[String], i: usize) -> bool {
+    let w = tokens[i].as_str();
+    let next = tokens.get(i + 1).map(String::as_str);
+    let prev = i.checked_sub(1).map(|p| tokens[p].as_str());
     WANT_WORDS.contains(&w)
+        && !(w == "how" && next.is_some_and(|n| QUANTITY_WORDS.contains(&n)))
+        && (w != "like" || prev.is_some_and(|p| p.ends_with("'d") || LIKING.contains(&p)))
 }
+
+/// Words before `like` that make it a wish ("we would like", "I also like to").
+const LIKING: &[&str] = &["i", "we", "you", "they", "would", "also", "really", "just"];
 
 /// Words a need calls an operation by, in a question about it ("which *call* removes it").
 const OPERATION_WORDS: &[&str] = &[
@@ -1703,6 +1719,17 @@ mod tests {
         assert_eq!(
             analyse("the call removes the label", &lex).primary_intent(),
             None
+        );
+        // "How many" counts: the verb after it says what is counted, not what is wanted.
+        assert_eq!(wanted("how many delete calls did the label get"), None);
+        assert_eq!(wanted("how often delete labels"), None);
+        assert_eq!(wanted("how do I delete the label"), Some(Intent::Delete));
+        // "Like" compares unless someone would like something.
+        assert_eq!(wanted("labels like remove or keep on the comment"), None);
+        assert_eq!(wanted("I'd like to delete the label"), Some(Intent::Delete));
+        assert_eq!(
+            wanted("we would like to delete the label"),
+            Some(Intent::Delete)
         );
         // The story's wanted verb gives way to the ask after it.
         assert_eq!(

@@ -1070,11 +1070,18 @@ const QUANTITY_WORDS: &[&str] = &[
 /// only after a subject or `would` ("I'd like to", "we would like").
 pub fn wants_at(tokens: &[String], i: usize) -> bool {
     let w = tokens[i].as_str();
-    let next = tokens.get(i + 1).map(String::as_str);
-    let prev = i.checked_sub(1).map(|p| tokens[p].as_str());
-    WANT_WORDS.contains(&w)
-        && !(w == "how" && next.is_some_and(|n| QUANTITY_WORDS.contains(&n)))
-        && (w != "like" || prev.is_some_and(|p| p.ends_with("'d") || LIKING.contains(&p)))
+    if !WANT_WORDS.contains(&w) {
+        return false;
+    }
+    match w {
+        "how" => tokens
+            .get(i + 1)
+            .is_none_or(|n| !QUANTITY_WORDS.contains(&n.as_str())),
+        "like" => i
+            .checked_sub(1)
+            .is_some_and(|p| tokens[p].ends_with("'d") || LIKING.contains(&tokens[p].as_str())),
+        _ => true,
+    }
 }
 
 /// Words before `like` that make it a wish ("we would like", "I also like to").

@@ -151,9 +151,12 @@ fn singular_synonyms(phrase: &str) -> Option<&'static str> {
     })
 }
 
-/// Ends like an English plural (`-s`, not `-ss` / `-us` / `-is`), four letters or more.
+/// Ends like an English plural (`-s`, not `-ss` / `-us` / `-is`), four letters or more, or
+/// three when the vocabulary lists the first two as a word: `PRs`, `MRs` (not `its`, `has`).
 fn is_plural_form(w: &str) -> bool {
-    w.len() > 3 && w.ends_with('s') && !["ss", "us", "is"].iter().any(|e| w.ends_with(e))
+    let stem = w.strip_suffix('s').unwrap_or(w);
+    let long_enough = w.len() > 3 || (w.len() == 3 && SYNONYMS.contains_key(stem));
+    long_enough && w.ends_with('s') && !["ss", "us", "is"].iter().any(|e| w.ends_with(e))
 }
 
 /// True when the vocabulary translates some word into exactly this phrase of two words or
@@ -882,7 +885,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     wanted_now |= note_wanted(&mut a, int, i, marker);
                 }
                 if let Some(exp) = synonyms_of(&phrase).or(phrase_intent.map(|_| "")) {
-                    if tokens[i + n - 1].len() > 3 && is_plural(&tokens[i + n - 1]) {
+                    if is_plural(&tokens[i + n - 1]) {
                         a.plural = true;
                     }
                     // A phrase is translated as a unit: its own words would mislead
@@ -1458,6 +1461,19 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         let a = analyse("tweaking the repository secret", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Update));
+    }
+
+    /// `PRs`, `MRs`: a listed abbreviation's plural is a plural, though three letters long;
+    /// other three-letter words ending in `s` are not.
+    #[test]
+    fn a_listed_abbreviation_takes_a_plural() {
+        let lex = lexicon(&["pull", "request", "merge"]);
+        for q in ["PRs by alice against main", "open MRs in acme/web"] {
+            assert!(analyse(q, &lex).plural, "{q}");
+        }
+        for q in ["a pull request and its merge", "has the PR merged"] {
+            assert!(!analyse(q, &lex).plural, "{q}");
+        }
     }
 
     /// A gerund asks for its verb; a participle or an `-s` form names a thing (round 7).

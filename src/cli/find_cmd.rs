@@ -76,8 +76,27 @@ pub struct EvalArgs {
     /// separating the first hit from it) to FILE, for error analysis
     #[arg(long, value_name = "FILE", requires = "cv")]
     misses: Option<PathBuf>,
+    /// With --cv: write the model that answered each fold to DIR (`cv-SEED-K-FOLD.json`), for
+    /// a later --frozen-fold-models run
+    #[arg(long, value_name = "DIR", requires = "cv")]
+    save_fold_models: Option<PathBuf>,
+    /// With --cv: answer each fold with the model a --save-fold-models run (same seed and K)
+    /// wrote to DIR instead of fitting one, so that a change to how needs are read moves only
+    /// the rows it reads differently (no refit)
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "cv",
+        conflicts_with = "save_fold_models"
+    )]
+    frozen_fold_models: Option<PathBuf>,
     #[command(flatten)]
     fit: FitFlags,
+}
+
+/// Where `eval --cv K --seed SEED --save-fold-models DIR` writes fold `fold`'s model.
+fn fold_model_path(dir: &std::path::Path, seed: u64, k: u16, fold: usize) -> PathBuf {
+    dir.join(format!("cv-{seed}-{k}-{fold}.json"))
 }
 
 /// Arguments of `compare`.
@@ -378,6 +397,20 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
     let cutoff = args.cutoff.max(1);
     if let Some(k) = args.cv {
         let mut diagnoses: Vec<Option<Value>> = vec![None; rows.len()];
+        let frozen = match &args.frozen_fold_models {
+            Some(dir) => Some(
+                (0..usize::from(k))
+                    .map(|f| {
+                        let path = fold_model_path(dir, args.seed, k, f);
+                        let text = std::fs::read_to_string(&path)
+                            .with_context(|| format!("cannot read {}", path.display()))?;
+                        Model::parse(&text)
+                            .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?,
+            ),
+            None => None,
+        };
         let cv = fitting::cross_validate_with(
             catalog,
             &rows,
@@ -385,12 +418,22 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
             args.seed,
             cutoff,
             &args.fit.options(),
+            frozen.as_deref(),
             |i, index| {
                 if args.misses.is_some() {
                     diagnoses[i] = Some(index.diagnose(&rows[i].q, &rows[i].expect));
                 }
             },
         );
+        if let Some(dir) = &args.save_fold_models {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            for (f, model) in cv.models.iter().enumerate() {
+                let path = fold_model_path(dir, args.seed, k, f);
+                std::fs::write(&path, model.to_json())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
         if let Some(path) = &args.misses {
             let mut out = String::new();
             for m in &cv.report.misses {
@@ -423,10 +466,14 @@ pub async fn eval(config: &Config, args: &EvalArgs) -> anyhow::Result<Exit> {
                 cv.report.cutoff
             );
             print_report(&cv.report, false);
-            println!(
-                "the folds' fits on their own training needs (each scored with the examples of the other inner folds): R@1 {:.3} (linear stages alone {:.3})",
-                cv.fit.recall_at_1, cv.fit.linear_recall_at_1
-            );
+            if args.frozen_fold_models.is_some() {
+                println!("each fold answered by its saved model (--frozen-fold-models): no fit");
+            } else {
+                println!(
+                    "the folds' fits on their own training needs (each scored with the examples of the other inner folds): R@1 {:.3} (linear stages alone {:.3})",
+                    cv.fit.recall_at_1, cv.fit.linear_recall_at_1
+                );
+            }
         }
         if let Some(path) = &args.baseline {
             let text = std::fs::read_to_string(path)

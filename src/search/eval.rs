@@ -160,6 +160,9 @@ pub struct CvReport {
     pub report: EvalReport,
     /// How well the folds' fits rank their own training needs (rows summed over the folds).
     pub fit: super::fit::TrainingFit,
+    /// The model that answered each fold, in fold order (for `eval --cv --save-fold-models`).
+    #[serde(skip)]
+    pub models: Vec<super::Model>,
 }
 
 /// The fold of each of `n` rows: a seeded Fisher-Yates shuffle (splitmix64), then position

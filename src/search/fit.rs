@@ -83,6 +83,9 @@ impl TrainingFit {
     /// The figures of several fits together, weighted by their rows.
     fn merge(fits: &[TrainingFit]) -> TrainingFit {
         let rows: usize = fits.iter().map(|f| f.rows).sum();
+        if rows == 0 {
+            return TrainingFit::default();
+        }
         let mean = |x: fn(&TrainingFit) -> f64| {
             fits.iter().map(|f| x(f) * f.rows as f64).sum::<f64>() / rows.max(1) as f64
         };
@@ -123,11 +126,17 @@ pub fn cross_validate(
     cutoff: usize,
     opts: &FitOptions,
 ) -> CvReport {
-    cross_validate_with(catalog, rows, k, seed, cutoff, opts, |_, _| {})
+    cross_validate_with(catalog, rows, k, seed, cutoff, opts, None, |_, _| {})
 }
 
 /// [`cross_validate`], calling `inspect(row, index)` for every row with the index that answers
 /// it (the model and examples of the other folds): for error analysis (`eval --cv --misses`).
+///
+/// With `frozen` (one model per fold, as an earlier run returned them in
+/// [`CvReport::models`]), each fold is answered by its given model instead of a new fit: a
+/// change to how needs are read then moves only the rows it reads differently, without the
+/// reshuffle a refit brings (`docs/search.md`, round 46). The report's `fit` is then empty.
+#[allow(clippy::too_many_arguments)]
 pub fn cross_validate_with(
     catalog: &Catalog,
     rows: &[EvalRow],
@@ -135,12 +144,18 @@ pub fn cross_validate_with(
     seed: u64,
     cutoff: usize,
     opts: &FitOptions,
+    frozen: Option<&[Model]>,
     mut inspect: impl FnMut(usize, &SearchIndex),
 ) -> CvReport {
+    assert!(
+        frozen.is_none_or(|m| m.len() == k),
+        "one frozen model per fold"
+    );
     let base = Arc::new(Base::build(catalog));
     let fold = folds(rows.len(), k, seed);
     let mut lists: Vec<Vec<String>> = vec![Vec::new(); rows.len()];
     let mut fits = Vec::with_capacity(k);
+    let mut models = Vec::with_capacity(k);
     for f in 0..k {
         let train: Vec<&EvalRow> = rows
             .iter()
@@ -148,8 +163,15 @@ pub fn cross_validate_with(
             .filter(|(_, x)| **x != f)
             .map(|(r, _)| r)
             .collect();
-        let (model, training) = fit_on(&base, &train, opts);
-        fits.push(training);
+        let model = match frozen {
+            Some(given) => given[f].clone(),
+            None => {
+                let (model, training) = fit_on(&base, &train, opts);
+                fits.push(training);
+                model
+            }
+        };
+        models.push(model.clone());
         let examples = Examples::from_rows(train.iter().copied());
         let index = SearchIndex::from_base(Arc::clone(&base), &examples, model);
         let o = SearchOptions {
@@ -166,6 +188,7 @@ pub fn cross_validate_with(
         seed,
         report: score_lists(rows, cutoff, lists),
         fit: TrainingFit::merge(&fits),
+        models,
     }
 }
 
@@ -589,6 +612,29 @@ mod tests {
         assert_eq!(cv.report.overall.n, rows.len());
         // Each row trains the fits of the k − 1 folds it is not held out of.
         assert_eq!(cv.fit.rows, rows.len() * 2);
+    }
+
+    /// Frozen fold models answer as the fits that made them did (through their file form, as
+    /// `eval --save-fold-models` / `--frozen-fold-models` pass them), and are what answers:
+    /// other models give other answers.
+    #[test]
+    fn frozen_fold_models_answer_as_their_fits_did() {
+        let c = fixture();
+        let rows = rows();
+        let cv = cross_validate(&c, &rows, 3, 7, 5, &quick());
+        assert_eq!(cv.models.len(), 3);
+        let saved: Vec<Model> = cv
+            .models
+            .iter()
+            .map(|m| Model::parse(&m.to_json()).unwrap())
+            .collect();
+        let frozen = cross_validate_with(&c, &rows, 3, 7, 5, &quick(), Some(&saved), |_, _| {});
+        assert_eq!(frozen.report, cv.report);
+        assert_eq!(frozen.models, cv.models);
+        assert_eq!(frozen.fit, TrainingFit::default(), "nothing was fitted");
+        let zero = vec![Model::zero(quick().candidates); 3];
+        let unfitted = cross_validate_with(&c, &rows, 3, 7, 5, &quick(), Some(&zero), |_, _| {});
+        assert_ne!(unfitted.report, cv.report);
     }
 
     /// The training figure is what the fitted model answers for each training need when the

@@ -178,3 +178,56 @@ fn compare_pairs_runs_by_seed_and_counts_the_rows_that_moved() {
         assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `--save-fold-models` writes one model per fold; `--frozen-fold-models` answers the same folds
+/// with them, reproducing the report without fitting (its `fit` is empty). A directory from
+/// another seed, or a damaged file, is refused with the file named, not replaced by a fit.
+#[test]
+fn frozen_fold_models_reproduce_the_run_that_saved_them() {
+    let dir = setup();
+    let cv = ["eval", "train.jsonl", "--cv", "3", "--seed", "4", "--json"];
+    let save = [&cv[..], &["--save-fold-models", "folds"]].concat();
+    let o = run(dir.path(), &save);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let fitted: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    for f in 0..3 {
+        let path = dir.path().join(format!("folds/cv-4-3-{f}.json"));
+        assert!(path.is_file(), "{} missing", path.display());
+    }
+
+    let frozen = [&cv[..], &["--frozen-fold-models", "folds"]].concat();
+    let o = run(dir.path(), &frozen);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let answered: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(answered["report"], fitted["report"]);
+    assert_eq!(
+        answered["fit"],
+        serde_json::json!({"rows": 0, "linear_recall_at_1": 0.0, "recall_at_1": 0.0}),
+        "nothing was fitted"
+    );
+    let text = [&cv[..cv.len() - 1], &["--frozen-fold-models", "folds"]].concat();
+    let o = run(dir.path(), &text);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("saved model"), "{}", stdout(&o));
+
+    // Another seed's folds are other folds: their models are not there.
+    let other = [
+        "eval",
+        "train.jsonl",
+        "--cv",
+        "3",
+        "--seed",
+        "5",
+        "--frozen-fold-models",
+        "folds",
+    ];
+    let o = run(dir.path(), &other);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("cv-5-3-0.json"), "{}", stderr(&o));
+
+    std::fs::write(dir.path().join("folds/cv-4-3-1.json"), "{\"format\": 1").unwrap();
+    let o = run(dir.path(), &frozen);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("cv-4-3-1.json"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "no report from a damaged model");
+}

@@ -960,11 +960,11 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                 .flatten()
                 .map(|i| (i, false))
         }) {
-            // "stop watching", "undo adding": the verb is undone, and undoing a creation
-            // deletes.
+            // "stop watching", "undo adding", "stop showing it": the verb is undone, and
+            // undoing a creation, or ending a reading, deletes (docs/search.md, round 46).
             let undoing =
                 (2..=3).any(|k| i >= k && UNDOING_WORDS.contains(&tokens[i - k].as_str()));
-            let int = if undoing && int == Intent::Create {
+            let int = if undoing && matches!(int, Intent::Create | Intent::Get | Intent::List) {
                 Intent::Delete
             } else {
                 int
@@ -1400,6 +1400,14 @@ mod tests {
         assert_eq!(a.primary_intent(), Some(Intent::Delete));
         let a = analyse("watch this repository", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Create));
+        // Ending a reading deletes what is read from: "stop showing" unpins.
+        let a = analyse("stop showing this issue in the pinned list", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Delete));
+        let a = analyse("showing this issue in the pinned list", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Get));
+        // An update undone stays an update: "stop editing" is no deletion.
+        let a = analyse("stop editing the issue", &lex);
+        assert_eq!(a.primary_intent(), Some(Intent::Update));
     }
 
     /// A contraction is a function word, whichever apostrophe it is typed with: its parts are

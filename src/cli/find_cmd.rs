@@ -82,7 +82,7 @@ pub struct EvalArgs {
     save_fold_models: Option<PathBuf>,
     /// With --cv: answer each fold with the model a --save-fold-models run (same seed and K)
     /// wrote to DIR instead of fitting one, so that a change to how needs are read moves only
-    /// the rows it reads differently (no refit)
+    /// the rows it reads differently, or whose examples it does (no refit)
     #[arg(
         long,
         value_name = "DIR",

@@ -87,7 +87,7 @@ impl TrainingFit {
             return TrainingFit::default();
         }
         let mean = |x: fn(&TrainingFit) -> f64| {
-            fits.iter().map(|f| x(f) * f.rows as f64).sum::<f64>() / rows.max(1) as f64
+            fits.iter().map(|f| x(f) * f.rows as f64).sum::<f64>() / rows as f64
         };
         TrainingFit {
             rows,
@@ -134,8 +134,9 @@ pub fn cross_validate(
 ///
 /// With `frozen` (one model per fold, as an earlier run returned them in
 /// [`CvReport::models`]), each fold is answered by its given model instead of a new fit: a
-/// change to how needs are read then moves only the rows it reads differently, without the
-/// reshuffle a refit brings (`docs/search.md`, round 46). The report's `fit` is then empty.
+/// change to how needs are read then moves only the rows it reads differently (or whose
+/// examples it reads differently), without the reshuffle a refit brings (`docs/search.md`,
+/// round 46). The report's `fit` is then empty.
 #[allow(clippy::too_many_arguments)]
 pub fn cross_validate_with(
     catalog: &Catalog,

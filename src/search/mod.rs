@@ -1171,13 +1171,7 @@ fn issue_reference(chunk: &str) -> bool {
 /// the words that word stands for: a two-word phrase the vocabulary translates, else the word's
 /// translation, else the word.
 fn valued_nouns(raw: &str) -> Vec<Vec<String>> {
-    let chunks: Vec<String> = raw
-        .split_whitespace()
-        .map(|c| {
-            c.trim_matches(|c: char| !c.is_alphanumeric() && c != '#')
-                .to_lowercase()
-        })
-        .collect();
+    let chunks = vocabulary::numbered_chunks(raw);
     let mut out = Vec::new();
     for (k, c) in chunks.iter().enumerate() {
         // `acme/web#19`: the forges' notation for an issue or pull request of a repository.

@@ -506,8 +506,8 @@ impl Lexicon {
     }
 
     /// The closest known word within a small edit distance, preferring one that keeps the
-    /// first letter, then the commonest; else a known word this one is a prefix of (at least
-    /// four letters typed).
+    /// first letter, then one that keeps the last, then the commonest; else a known word this
+    /// one is a prefix of (at least four letters typed).
     pub fn correct(&self, w: &str) -> Option<(String, usize)> {
         let n = w.chars().count();
         if n < 3 {
@@ -519,6 +519,7 @@ impl Lexicon {
         let first = w.chars().next();
         let wb = w.as_bytes();
         let mut best: Option<(usize, u32, &str)> = None;
+        let last = w.chars().last();
         for len in n.saturating_sub(max)..=n + max {
             let Some(bucket) = self.by_len.get(len) else {
                 continue;
@@ -537,14 +538,12 @@ impl Lexicon {
                 }
                 let f = self.freq.get(cand).copied().unwrap_or(0);
                 // At the same distance, a word that keeps the typed first letter before a
-                // commoner one that does not ("asigned" is `assigned`, not `signed`).
-                let keeps_first = cand.chars().next() == first;
+                // commoner one that does not ("asigned" is `assigned`, not `signed`), then one
+                // that keeps the last ("colums" is `columns`, not `column`: a plural stays one).
+                let keeps = |c: &str| (c.chars().next() == first, c.chars().last() == last);
                 let better = match best {
                     None => true,
-                    Some((bd, bf, bc)) => {
-                        let best_keeps = bc.chars().next() == first;
-                        d < bd || d == bd && (keeps_first, f) > (best_keeps, bf)
-                    }
+                    Some((bd, bf, bc)) => d < bd || d == bd && (keeps(cand), f) > (keeps(bc), bf),
                 };
                 if better {
                     best = Some((d, f, cand));
@@ -829,6 +828,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         }
     };
     a.asks_whether = asks_whether(&tokens);
+    let numbered = words_before_numbers(query);
     let mut i = 0;
     let mut negated = false;
     let mut marker: Option<usize> = None;
@@ -946,20 +946,32 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     }
                 }
             };
+        // "comment 301", "run 1042": a word a number follows is the noun it numbers. "my
+        // fork", "our watch status": a word after a possessive is a noun too (`new` is an
+        // adjective, and stays a cue of creation).
+        let noun = numbered.iter().any(|n| n == t)
+            || (i >= 2 && POSSESSIVES.contains(&tokens[i - 2].as_str()) && word != "new");
         if let Some(int) = asked_intent(&tokens, i - 1) {
             a.intents.push(int);
             a.wanted = Some(int);
             wanted_now = true;
-        } else if let Some((int, sure)) = intent_of(&word).map(|i| (i, confident)).or_else(|| {
-            // "delet", "creat": a typo that is a stem of the catalog is neither corrected nor
-            // read as a verb. A typed word that is not English and is its own stem (a cut-off
-            // verb, not an inflection: `uploaded` names a thing) takes the intent its stem's
-            // verbs agree on, as unsure as a correction (docs/search.md, round 34).
-            (origin == Origin::Typed && !is_english(&word) && !lexicon.in_catalog(&word))
+        } else if let Some((int, sure)) = (!noun)
+            .then(|| intent_of(&word).map(|i| (i, confident)))
+            .flatten()
+            .or_else(|| {
+                // "delet", "creat": a typo that is a stem of the catalog is neither corrected nor
+                // read as a verb. A typed word that is not English and is its own stem (a cut-off
+                // verb, not an inflection: `uploaded` names a thing) takes the intent its stem's
+                // verbs agree on, as unsure as a correction (docs/search.md, round 34).
+                (!noun
+                    && origin == Origin::Typed
+                    && !is_english(&word)
+                    && !lexicon.in_catalog(&word))
                 .then(|| intent_of_stem(&word))
                 .flatten()
                 .map(|i| (i, false))
-        }) {
+            })
+        {
             // "stop watching", "undo adding", "stop showing it": the verb is undone, and
             // undoing a creation, or ending a reading, deletes (docs/search.md, round 46).
             let undoing =
@@ -1002,6 +1014,11 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         }
     }
     object.step(&a, wanted_now);
+    // "can bob create repositories…", "can I push to staging or is it locked", "how many
+    // people upvoted it": a question asks about the verb it names; it does not do it.
+    if asks_about_its_verb(&tokens) {
+        a.intents.insert(0, Intent::Get);
+    }
     if a.concepts.last().is_some_and(Vec::is_empty) {
         a.concepts.pop();
     }
@@ -1125,29 +1142,75 @@ fn asked_intent(tokens: &[String], at: usize) -> Option<Intent> {
     })
 }
 
+/// The raw query's whitespace-separated chunks, lower-cased and trimmed of punctuation but
+/// for `#` (`#12`, `acme/web#19`): where numbers and the words before them are read.
+pub(crate) fn numbered_chunks(query: &str) -> Vec<String> {
+    query
+        .split_whitespace()
+        .map(|c| {
+            c.trim_matches(|c: char| !c.is_alphanumeric() && c != '#')
+                .to_lowercase()
+        })
+        .collect()
+}
+
+/// The words right before a number of the raw query (`comment 301`, `run #1042`), lower-cased.
+fn words_before_numbers(query: &str) -> Vec<String> {
+    numbered_chunks(query)
+        .windows(2)
+        .filter(|w| {
+            let n = w[1].trim_start_matches('#');
+            !n.is_empty() && n.chars().all(|d| d.is_ascii_digit())
+        })
+        .map(|w| w[0].trim_end_matches('#').to_string())
+        .collect()
+}
+
+/// Possessive determiners: the word after one is owned, a noun.
+const POSSESSIVES: &[&str] = &["my", "our", "your", "their", "his", "her", "its"];
+
 /// Words that undo the verb one or two words after them ("stop watching", "undo adding").
 const UNDOING_WORDS: &[&str] = &["stop", "undo", "reverse", "revert"];
 
 /// Whether the need asks a yes/no question: it opens with an auxiliary verb (not a request
 /// such as "can I…"), or says `whether`, or `check if` / `see if`.
 fn asks_whether(tokens: &[String]) -> bool {
-    const AUX: &[&str] = &[
-        "is", "are", "am", "was", "were", "does", "do", "did", "has", "have", "can", "could", "may",
-    ];
-    const REQUEST: &[&str] = &["can", "could", "may"];
-    let opens = tokens.first().is_some_and(|t| {
-        AUX.contains(&t.as_str())
-            && !(REQUEST.contains(&t.as_str())
-                && tokens
-                    .get(1)
-                    .is_some_and(|n| ["i", "we", "you"].contains(&n.as_str())))
-    });
-    opens
+    opens_with_auxiliary(tokens)
         || tokens.iter().any(|t| t == "whether")
         || tokens.windows(2).any(|w| {
             w[1] == "if"
                 && ["check", "see", "verify", "know", "tell", "test"].contains(&w[0].as_str())
         })
+}
+
+/// Whether the need asks about the verb it names rather than asking for it: it opens with an
+/// auxiliary verb (`can` / `could` / `may` with `I` or `we` too: whether I may; not with `you`,
+/// a request), or asks how many or how much.
+fn asks_about_its_verb(tokens: &[String]) -> bool {
+    let may_we = tokens
+        .first()
+        .is_some_and(|t| ["can", "could", "may"].contains(&t.as_str()))
+        && tokens.get(1).is_some_and(|t| t == "i" || t == "we");
+    opens_with_auxiliary(tokens)
+        || may_we
+        || tokens
+            .windows(2)
+            .any(|w| w[0] == "how" && (w[1] == "many" || w[1] == "much"))
+}
+
+/// Whether the need opens with an auxiliary verb that asks (not a request such as "can I…").
+fn opens_with_auxiliary(tokens: &[String]) -> bool {
+    const AUX: &[&str] = &[
+        "is", "are", "am", "was", "were", "does", "do", "did", "has", "have", "can", "could", "may",
+    ];
+    const REQUEST: &[&str] = &["can", "could", "may"];
+    tokens.first().is_some_and(|t| {
+        AUX.contains(&t.as_str())
+            && !(REQUEST.contains(&t.as_str())
+                && tokens
+                    .get(1)
+                    .is_some_and(|n| ["i", "we", "you"].contains(&n.as_str())))
+    })
 }
 
 /// Words that say the need undoes something (with `take back`), wherever they stand — unlike
@@ -1311,6 +1374,21 @@ mod tests {
         let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
         let c = |w: &str| lex.correct(w).map(|(c, _)| c);
         assert_eq!(c("asigned").as_deref(), Some("assigned"));
+        // Both keep the first letter and `column` is commoner, but a typed plural stays one.
+        let docs = [
+            vec!["column", "board"],
+            vec!["column", "project"],
+            vec!["columns", "list"],
+        ];
+        let plural = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
+        assert_eq!(
+            plural.correct("colums").map(|(c, _)| c).as_deref(),
+            Some("columns")
+        );
+        assert_eq!(
+            plural.correct("colum").map(|(c, _)| c).as_deref(),
+            Some("column")
+        );
         // Both keep it (`sided`, `signed`): the commoner wins.
         assert_eq!(
             c("sined").as_deref(),
@@ -1408,6 +1486,38 @@ mod tests {
         // An update undone stays an update: "stop editing" is no deletion.
         let a = analyse("stop editing the issue", &lex);
         assert_eq!(a.primary_intent(), Some(Intent::Update));
+    }
+
+    /// A verb that names a thing is no verb of the need: the word a number follows (`comment
+    /// 301`, `run 1042`), a word after a possessive (`my fork`).
+    #[test]
+    fn a_numbered_or_owned_word_is_a_noun() {
+        let lex = lexicon(&["comment", "run", "fork", "repository", "issue", "show"]);
+        let intents = |q: &str| analyse(q, &lex).intents;
+        assert_eq!(intents("show comment 88213"), [Intent::Get]);
+        assert_eq!(intents("reactions on comment #5120"), []);
+        assert_eq!(intents("comment on issue 5"), [Intent::Create]);
+        assert_eq!(intents("run 1042 jobs"), []);
+        assert_eq!(intents("run the workflow"), [Intent::Create]);
+        assert_eq!(intents("branches of my fork"), []);
+        assert_eq!(intents("fork my repository"), [Intent::Create]);
+        // `new` is an adjective, owned or not.
+        assert_eq!(intents("our new repository"), [Intent::Create]);
+    }
+
+    /// A question about a verb asks to read, not to do: "can bob create…", "can I push…", "how
+    /// many people upvoted…". A request stays a request: "can you create…".
+    #[test]
+    fn a_question_about_a_verb_reads() {
+        let lex = lexicon(&["repository", "create", "push", "branch", "issue"]);
+        let first = |q: &str| analyse(q, &lex).primary_intent();
+        assert_eq!(first("can bob create repositories"), Some(Intent::Get));
+        assert_eq!(first("can I push to the staging branch"), Some(Intent::Get));
+        assert_eq!(first("has our org blocked this person"), Some(Intent::Get));
+        assert_eq!(first("how many people upvoted an issue"), Some(Intent::Get));
+        assert_eq!(first("can you create a repository"), Some(Intent::Create));
+        assert_eq!(first("create a repository"), Some(Intent::Create));
+        assert_eq!(first("how do I create a repository"), Some(Intent::Create));
     }
 
     /// A contraction is a function word, whichever apostrophe it is typed with: its parts are

@@ -506,8 +506,8 @@ impl Lexicon {
     }
 
     /// The closest known word within a small edit distance, preferring one that keeps the
-    /// first letter, then one that keeps the last, then the commonest; else a known word this
-    /// one is a prefix of (at least four letters typed).
+    /// first letter, then one that is plural (ends in `s`) as the typed word is or is not, then
+    /// the commonest; else a known word this one is a prefix of (at least four letters typed).
     pub fn correct(&self, w: &str) -> Option<(String, usize)> {
         let n = w.chars().count();
         if n < 3 {
@@ -519,7 +519,7 @@ impl Lexicon {
         let first = w.chars().next();
         let wb = w.as_bytes();
         let mut best: Option<(usize, u32, &str)> = None;
-        let last = w.chars().last();
+        let plural = w.ends_with('s');
         for len in n.saturating_sub(max)..=n + max {
             let Some(bucket) = self.by_len.get(len) else {
                 continue;
@@ -539,8 +539,9 @@ impl Lexicon {
                 let f = self.freq.get(cand).copied().unwrap_or(0);
                 // At the same distance, a word that keeps the typed first letter before a
                 // commoner one that does not ("asigned" is `assigned`, not `signed`), then one
-                // that keeps the last ("colums" is `columns`, not `column`: a plural stays one).
-                let keeps = |c: &str| (c.chars().next() == first, c.chars().last() == last);
+                // that keeps a typed final `s` or its absence ("colums" is `columns`, not
+                // `column`: a plural stays one; "usre" is still `user`, not `use`).
+                let keeps = |c: &str| (c.chars().next() == first, c.ends_with('s') == plural);
                 let better = match best {
                     None => true,
                     Some((bd, bf, bc)) => d < bd || d == bd && (keeps(cand), f) > (keeps(bc), bf),
@@ -1374,11 +1375,12 @@ mod tests {
         let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
         let c = |w: &str| lex.correct(w).map(|(c, _)| c);
         assert_eq!(c("asigned").as_deref(), Some("assigned"));
-        // Both keep the first letter and `column` is commoner, but a typed plural stays one.
+        // Both keep the first letter and `column` is commoner, but a typed plural stays one;
+        // a swapped last letter is no plural (`usre` is `user`, commoner than `use`).
         let docs = [
-            vec!["column", "board"],
-            vec!["column", "project"],
-            vec!["columns", "list"],
+            vec!["column", "board", "user"],
+            vec!["column", "project", "user"],
+            vec!["columns", "list", "use"],
         ];
         let plural = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
         assert_eq!(
@@ -1388,6 +1390,10 @@ mod tests {
         assert_eq!(
             plural.correct("colum").map(|(c, _)| c).as_deref(),
             Some("column")
+        );
+        assert_eq!(
+            plural.correct("usre").map(|(c, _)| c).as_deref(),
+            Some("user")
         );
         // Both keep it (`sided`, `signed`): the commoner wins.
         assert_eq!(

@@ -384,7 +384,8 @@ pub struct Term {
 pub struct Analysis {
     /// Terms to search, deduplicated by word (the strongest origin wins).
     pub terms: Vec<Term>,
-    /// Intents, in the order their verbs appear.
+    /// Intents, in the order their verbs appear; a need that asks about its verb ("can bob
+    /// create…", "how many people upvoted…") has *get* first.
     pub intents: Vec<Intent>,
     /// Whether an intent came only from an unsure reading of a typo: a correction, or a cut-off
     /// verb read by its stem (`delet`).

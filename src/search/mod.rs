@@ -701,13 +701,17 @@ impl Lifts {
 }
 
 /// Where a need says its verb: the first word after a word of wanting (within its reach: "I
-/// want to *move* it", "how do I *flip* it"), else the need's first word; never a function word.
+/// want to *move* it", "how do I *flip* it"; the verb it asks of an object: "I want my plugin
+/// to *start* …"), else the need's first word; never a function word.
 fn lead_word(text: &str) -> Option<String> {
     let tokens = vocabulary::tokenize(text);
     let content = |w: &String| !vocabulary::is_stop_word(w) && w.chars().any(char::is_alphabetic);
     let wanted = (0..tokens.len()).find_map(|i| {
         if !vocabulary::wants_at(&tokens, i) {
             return None;
+        }
+        if let Some(v) = vocabulary::verb_after_object(&tokens, i) {
+            return Some(&tokens[v]);
         }
         tokens
             .iter()
@@ -2367,6 +2371,9 @@ mod tests {
                 Some("flip"),
             ),
             ("our bot needs to yank stale cards", Some("yank")),
+            // The verb asked of an object: the word after its `to`, a verb the vocabulary knows.
+            ("I want my editor plugin to start the timer", Some("start")),
+            ("I want my editor plugin to yank the timer", Some("editor")),
             // "How many" asks a quantity, not how to do it.
             ("count how many people upvoted it", Some("count")),
             // "Like" compares here: nothing is wanted, the first word leads.

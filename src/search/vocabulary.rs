@@ -837,7 +837,9 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     // Whether the token in hand set `wanted`, for the object phrase to restart after it.
     let mut wanted_now = false;
     let note_wanted = |a: &mut Analysis, int: Intent, pos: usize, marker: Option<usize>| {
-        let wanted = marker.is_some_and(|m| pos > m && pos - m <= WANT_REACH);
+        let wanted = marker.is_some_and(|m| {
+            pos > m && (pos - m <= WANT_REACH || verb_after_object(&tokens, m) == Some(pos))
+        });
         if wanted {
             a.wanted = Some(int);
         }
@@ -1104,6 +1106,21 @@ pub fn wants_at(tokens: &[String], i: usize) -> bool {
             .is_some_and(|p| tokens[p].ends_with("'d") || LIKING.contains(&tokens[p].as_str())),
         _ => true,
     }
+}
+
+/// How many words after a word of wanting the `to` before its verb may stand when an object
+/// comes between ("I want *my editor plugin* to start"): an object of up to five words.
+const OBJECT_REACH: usize = 6;
+
+/// The verb a word of wanting at `at` asks of an object: the word after `to` ("I want my
+/// script to *leave* a heart", "I need its raw log text to *see* why"), when no verb comes
+/// between and the `to` stands within [`OBJECT_REACH`].
+pub fn verb_after_object(tokens: &[String], at: usize) -> Option<usize> {
+    let end = (at + OBJECT_REACH).min(tokens.len().saturating_sub(2));
+    (at + 2..=end)
+        .take_while(|&j| intent_of(&tokens[j - 1]).is_none())
+        .find(|&j| tokens[j] == "to" && intent_of(&tokens[j + 1]).is_some())
+        .map(|j| j + 1)
 }
 
 /// Words before `like` that make it a wish ("we would like", "I also like to").
@@ -1891,5 +1908,38 @@ mod tests {
         assert_eq!(a.wanted, Some(Intent::Delete));
         let object: Vec<String> = a.object.iter().map(|&c| a.concepts[c].join("+")).collect();
         assert_eq!(object, ["comment"], "the object follows the ask");
+    }
+
+    #[test]
+    fn the_verb_asked_of_an_object_is_wanted() {
+        let lex = lexicon(&["label", "comment", "timer", "plugin", "script"]);
+        let a = analyse(
+            "I want my editor plugin to start the timer, and then stop it later",
+            &lex,
+        );
+        assert_eq!(a.wanted, Some(Intent::Create), "start, not the later stop");
+        assert_eq!(a.primary_intent(), Some(Intent::Create));
+        let object: Vec<String> = a.object.iter().map(|&c| a.concepts[c].join("+")).collect();
+        assert!(
+            object.len() == 1 && object[0].contains("timer"),
+            "the object follows the wanted verb: {object:?}"
+        );
+        let wanted = |q: &str| analyse(q, &lex).wanted;
+        assert_eq!(
+            wanted("we need the old timer to delete the label"),
+            Some(Intent::Delete)
+        );
+        // A verb before the `to` is the wanted one; it is not passed over for a later verb.
+        assert_eq!(
+            wanted("I want to remove the comment to see the label"),
+            Some(Intent::Delete)
+        );
+        // Five words of object at most.
+        assert_eq!(
+            wanted("I want the timer of my plugin to delete"),
+            Some(Intent::Delete)
+        );
+        assert_eq!(wanted("I want the timer of my old plugin to delete"), None);
+        assert_eq!(wanted("I want the timer"), None, "no verb at all");
     }
 }

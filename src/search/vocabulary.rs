@@ -1917,8 +1917,11 @@ mod tests {
             "I want my editor plugin to start the timer, and then stop it later",
             &lex,
         );
-        assert_eq!(a.wanted, Some(Intent::Create), "start, not the later stop");
-        assert_eq!(a.primary_intent(), Some(Intent::Create));
+        assert_eq!(
+            a.wanted,
+            Some(Intent::Create),
+            "the verb after the object's `to`"
+        );
         let object: Vec<String> = a.object.iter().map(|&c| a.concepts[c].join("+")).collect();
         assert!(
             object.len() == 1 && object[0].contains("timer"),

@@ -892,15 +892,19 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
                     if is_plural(&tokens[i + n - 1]) {
                         a.plural = true;
                     }
-                    // A phrase is translated as a unit: its own words would mislead
-                    // ("merge request" is not about merging).
+                    // A phrase is translated as a unit ("merge request" is a pull request).
                     for w in exp.split(' ').filter(|w| !w.is_empty()) {
                         add(&mut a, w, Origin::Translated);
                     }
-                    // Its words the catalog does not use are kept as typed, as a translated
-                    // word is (`build agent`: `build`, `agent`), for the labelled needs to meet.
+                    // Its words are kept as typed beside the translation, as a translated word
+                    // is (`build agent`: `build`, `agent`; `ssh key`: `ssh`, which tells it from
+                    // a GPG key), for the labelled needs and the fit to weigh. Not a verb the
+                    // catalog uses: in the phrase it does not mean its verb, and typed it would
+                    // teach the learned lifts that it does (`merge` of "merge request" would
+                    // point at reading a pull request; docs/search.md, rounds 19 and 49).
                     for w in &tokens[i..i + n] {
-                        if !is_stop_word(w) && !lexicon.in_catalog(w) {
+                        let verb = intent_of(w).is_some() && lexicon.in_catalog(w);
+                        if !is_stop_word(w) && !verb {
                             add(&mut a, w, Origin::Typed);
                         }
                     }
@@ -1756,15 +1760,17 @@ mod tests {
         }
     }
 
-    /// A phrase is translated as a unit; of its words, those the catalog does not use are
-    /// kept as typed ("merge request" is not about merging: `merge` and `request` are
-    /// catalog words).
+    /// A phrase is translated as a unit, and its words are kept as typed beside the
+    /// translation, the catalog's words too (`ssh key`: `ssh` tells it from a GPG key), as a
+    /// translated word is; not a verb the catalog uses ("merge request" is not about merging).
     #[test]
-    fn a_phrase_keeps_the_words_the_catalog_does_not_use() {
+    fn a_phrase_keeps_its_words_but_the_catalog_verbs() {
         // Catalog words are those of three actions or more.
-        let used: HashSet<&str> = ["list", "runner", "merge", "request", "pull"]
-            .into_iter()
-            .collect();
+        let used: HashSet<&str> = [
+            "list", "runner", "merge", "request", "pull", "ssh", "public",
+        ]
+        .into_iter()
+        .collect();
         let lex = Lexicon::new((0..CATALOG_WORD_MIN_ACTIONS).map(|_| used.clone()));
         let words = |q: &str| -> Vec<(String, Origin)> {
             analyse(q, &lex)
@@ -1782,8 +1788,17 @@ mod tests {
             agent.contains(&("agent".into(), Origin::Typed)),
             "{agent:?}"
         );
+        // A catalog word that is no verb is kept as typed.
+        let ssh = words("delete an ssh key");
+        assert!(ssh.contains(&("ssh".into(), Origin::Typed)), "{ssh:?}");
+        assert!(
+            ssh.contains(&("public".into(), Origin::Translated)),
+            "{ssh:?}"
+        );
+        // Catalog verbs are not (`request` is one too: "request a review").
         let mr = words("merge request");
         assert!(!mr.iter().any(|(w, _)| w == "merge"), "{mr:?}");
+        assert!(mr.contains(&("pull".into(), Origin::Translated)), "{mr:?}");
     }
 
     /// A typo its stem makes known (`delet`: the catalog's `delete` stems to it) is kept as

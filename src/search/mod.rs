@@ -278,6 +278,26 @@ fn siblings_of(catalog: &Catalog) -> Vec<Vec<(u32, Relation)>> {
 }
 
 impl Base {
+    /// The action the query names exactly: the whole query, in any case, or one of its words
+    /// written as an identifier and typed as the document spells it ("what does
+    /// `issueCreateComment` take", "gitea_pull_merge's arguments"). Inside a sentence only an
+    /// identifier counts, so that a plain word equal to some document's operationId does not.
+    fn named_action(&self, trimmed: &str) -> Option<usize> {
+        let word = |chunk: &str| {
+            let bare = chunk
+                .trim_matches(|c: char| !c.is_alphanumeric() && c != '_')
+                .trim_end_matches("'s")
+                .trim_end_matches("’s");
+            let identifier = bare.contains('_') || bare.chars().skip(1).any(char::is_uppercase);
+            identifier.then(|| self.exact.get(bare)).flatten()
+        };
+        self.exact
+            .get(trimmed)
+            .or_else(|| self.exact_lower.get(&trimmed.to_ascii_lowercase()))
+            .or_else(|| trimmed.split_whitespace().find_map(word))
+            .copied()
+    }
+
     fn build(catalog: &Catalog) -> Base {
         let mut az = analyzer();
         let mut dict = Dictionary::default();
@@ -1406,13 +1426,7 @@ impl SearchIndex {
                 && opts.read_only.is_none_or(|r| s.read_only == r)
         };
         // An exact action name or operationId ranks that action first.
-        let exact = self
-            .base
-            .exact
-            .get(trimmed)
-            .or_else(|| self.base.exact_lower.get(&trimmed.to_ascii_lowercase()))
-            .copied()
-            .filter(|&i| keep(i));
+        let exact = self.base.named_action(trimmed).filter(|&i| keep(i));
         let analysis = analyse_with(trimmed, &self.base.lexicon, &self.examples.needs_words);
         if analysis.terms.is_empty() {
             return match exact {

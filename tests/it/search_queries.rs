@@ -662,6 +662,28 @@ fn exact_match_respects_filters() {
     }
 }
 
+/// An agent that has read a schema names an action as the document spells it, often inside a
+/// sentence: the action is found first.
+#[test]
+fn names_spelled_as_the_document_spells_them_inside_a_sentence() {
+    let s = fixture();
+    let comment = op(&s, "issueCreateComment");
+    let merge = op(&s, "repoMergePullRequest");
+    for (q, expected) in [
+        ("what does issueCreateComment need?", comment),
+        ("the arguments of `gitea_pull_merge`", merge),
+        ("gitea_pull_merge's arguments", merge),
+        ("is repoMergePullRequest idempotent", merge),
+    ] {
+        assert_first(&s, q, &opts(5), expected);
+    }
+    // Inside a sentence only an identifier as typed counts: a lower-cased operationId is words.
+    let q = "what does issuecreatecomment need to post a comment";
+    let hits = s.index.search(q, &opts(5)).expect("the need has words");
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h.score < EXACT_MATCH_SCORE), "{hits:?}");
+}
+
 /// `userGetOAuth2Application` (one application) and `userGetOauth2Application` (the list) differ
 /// only in case; typed exactly, each must rank its own action first.
 ///

@@ -13,7 +13,7 @@ mod validators;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -315,6 +315,10 @@ pub struct Action {
     pub deprecated: bool,
     /// Self-contained JSON Schema of the arguments.
     pub input_schema: Arc<Value>,
+    /// The input schema as a card shows it, compacted by `render::card` on first use: every
+    /// `gitea_find_action` answer carries its best card's, and compacting walks and measures
+    /// the whole schema.
+    pub card_schema: OnceLock<Value>,
 }
 
 impl Action {
@@ -658,6 +662,7 @@ fn build_action(op: &Operation, spec: &Spec) -> Result<Action, Error> {
         route: route::Pattern::parse(&op.path),
         deprecated: op.deprecated,
         input_schema: Arc::new(input_schema),
+        card_schema: OnceLock::new(),
     })
 }
 

@@ -32,7 +32,10 @@ pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Val
         card.insert("withheld".into(), json!({"reason": reason.to_string(), "code": reason.code(), "who_can_change": reason.who_can_change()}));
     }
     if with_schema {
-        card.insert("input_schema".into(), compact_schema(&action.input_schema));
+        let schema = action
+            .card_schema
+            .get_or_init(|| compact_schema(&action.input_schema));
+        card.insert("input_schema".into(), schema.clone());
     }
     Value::Object(card)
 }
@@ -250,10 +253,9 @@ mod tests {
     use crate::catalog::Catalog;
     use crate::spec::Spec;
 
-    /// The text card and the JSON card list the same required arguments in the same order:
-    /// the path parameters, then the body.
-    #[test]
-    fn both_cards_list_the_required_arguments_alike() {
+    /// A catalog of one action: two path parameters (one with a pattern, which cards leave
+    /// out), a query parameter and a required body.
+    fn one_action() -> Catalog {
         let doc = json!({
             "swagger": "2.0",
             "info": {"title": "Gitea API", "version": "1.0"},
@@ -262,7 +264,8 @@ mod tests {
                 "operationId": "issueCreateLabel",
                 "summary": "Create a label",
                 "parameters": [
-                    {"name": "owner", "in": "path", "required": true, "type": "string"},
+                    {"name": "owner", "in": "path", "required": true, "type": "string",
+                     "pattern": "^[a-z]+$"},
                     {"name": "repo", "in": "path", "required": true, "type": "string"},
                     {"name": "page", "in": "query", "type": "integer"},
                     {"name": "body", "in": "body", "required": true,
@@ -272,7 +275,14 @@ mod tests {
             }}},
         });
         let spec = Spec::parse(doc.to_string().as_bytes()).expect("the document parses");
-        let catalog = Catalog::build(&spec).expect("the catalog builds");
+        Catalog::build(&spec).expect("the catalog builds")
+    }
+
+    /// The text card and the JSON card list the same required arguments in the same order:
+    /// the path parameters, then the body.
+    #[test]
+    fn both_cards_list_the_required_arguments_alike() {
+        let catalog = one_action();
         let action = &catalog.actions()[0];
         let mut text = String::new();
         card_text(&mut text, 1, action, &Decision::Allowed);
@@ -287,6 +297,26 @@ mod tests {
         assert_eq!(keys, ["owner", "repo", "body"]);
         assert_eq!(card["required"]["owner"], "string");
         assert_eq!(card["required"]["body"], "object");
+    }
+
+    /// The first card's schema is the compacted input schema, computed once and the same on
+    /// every later card of the action; a card without it leaves nothing computed.
+    #[test]
+    fn a_card_shows_the_compacted_schema_computed_once() {
+        let catalog = one_action();
+        let action = &catalog.actions()[0];
+        let _ = card_json(action, &Decision::Allowed, false);
+        assert!(action.card_schema.get().is_none());
+        let expected = compact_schema(&action.input_schema);
+        assert_ne!(
+            expected, *action.input_schema,
+            "the fixture has something to compact"
+        );
+        for _ in 0..2 {
+            let card = card_json(action, &Decision::Allowed, true);
+            assert_eq!(card["input_schema"], expected);
+        }
+        assert_eq!(action.card_schema.get(), Some(&expected));
     }
 
     /// A schema within the budget keeps its descriptions; one over it keeps names and types

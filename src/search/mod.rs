@@ -162,6 +162,32 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// [`stems`] of the words of one query after canonical spelling, each word's computed once: a
+/// query's words come back as its terms, its concepts, its object and its numbered nouns.
+struct QueryStems {
+    analyzer: TextAnalyzer,
+    seen: Vec<(String, Vec<String>)>,
+}
+
+impl QueryStems {
+    fn new() -> Self {
+        QueryStems {
+            analyzer: analyzer(),
+            seen: Vec::new(),
+        }
+    }
+
+    fn of(&mut self, word: &str) -> Vec<String> {
+        let word = vocabulary::canonical(word);
+        if let Some((_, s)) = self.seen.iter().find(|(w, _)| w == word) {
+            return s.clone();
+        }
+        let s = stems(&mut self.analyzer, word);
+        self.seen.push((word.to_string(), s.clone()));
+        s
+    }
+}
+
 /// Word lists of an action's shape as token ids.
 #[derive(Debug, Clone, Default)]
 struct ShapeIds {
@@ -688,8 +714,9 @@ impl Lifts {
         let mut lead_class: HashMap<u32, [f32; 5]> = HashMap::default();
         let (mut pc, mut ps, mut pi) = ([0.0f32; 5], [0.0f32; 7], [0.0f32; 2]);
         for (q, owners) in needs {
-            let ids = function_word_ids(&mut self.fn_words, q, true);
-            let lead = lead_word(q).map(|w| {
+            let tokens = vocabulary::tokenize(q);
+            let ids = function_word_ids(&mut self.fn_words, &tokens, true);
+            let lead = lead_word(&tokens).map(|w| {
                 let next = self.lead_words.len() as u32;
                 *self.lead_words.entry(w).or_insert(next)
             });
@@ -723,14 +750,13 @@ impl Lifts {
 /// Where a need says its verb: the first word after a word of wanting (within its reach: "I
 /// want to *move* it", "how do I *flip* it"; the verb it asks of an object: "I want my plugin
 /// to *start* …"), else the need's first word; never a function word.
-fn lead_word(text: &str) -> Option<String> {
-    let tokens = vocabulary::tokenize(text);
+fn lead_word(tokens: &[String]) -> Option<String> {
     let content = |w: &String| !vocabulary::is_stop_word(w) && w.chars().any(char::is_alphabetic);
     let wanted = (0..tokens.len()).find_map(|i| {
-        if !vocabulary::wants_at(&tokens, i) {
+        if !vocabulary::wants_at(tokens, i) {
             return None;
         }
-        if let Some(v) = vocabulary::verb_after_object(&tokens, i) {
+        if let Some(v) = vocabulary::verb_after_object(tokens, i) {
             return Some(&tokens[v]);
         }
         tokens
@@ -744,10 +770,10 @@ fn lead_word(text: &str) -> Option<String> {
         .cloned()
 }
 
-/// The distinct function words of `text` as keys of the word × shape weights (`~my`), sorted.
-fn function_word_keys(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = vocabulary::tokenize(text)
-        .into_iter()
+/// The distinct function words of `tokens` as keys of the word × shape weights (`~my`), sorted.
+fn function_word_keys(tokens: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = tokens
+        .iter()
         .filter(|w| vocabulary::is_stop_word(w))
         .map(|w| format!("~{w}"))
         .collect();
@@ -756,29 +782,26 @@ fn function_word_keys(text: &str) -> Vec<String> {
     out
 }
 
-/// Ids of the distinct function words of `text` that `dict` knows.
-fn known_function_words(dict: &HashMap<String, u32>, text: &str) -> Vec<u32> {
-    let mut out: Vec<u32> = vocabulary::tokenize(text)
-        .iter()
-        .filter_map(|w| dict.get(w).copied())
-        .collect();
+/// Ids of the distinct function words of `tokens` that `dict` knows.
+fn known_function_words(dict: &HashMap<String, u32>, tokens: &[String]) -> Vec<u32> {
+    let mut out: Vec<u32> = tokens.iter().filter_map(|w| dict.get(w).copied()).collect();
     out.sort_unstable();
     out.dedup();
     out
 }
 
-/// Ids of the distinct function words of `text` (added to `dict` when `grow`).
-fn function_word_ids(dict: &mut HashMap<String, u32>, text: &str, grow: bool) -> Vec<u32> {
+/// Ids of the distinct function words of `tokens` (added to `dict` when `grow`).
+fn function_word_ids(dict: &mut HashMap<String, u32>, tokens: &[String], grow: bool) -> Vec<u32> {
     let mut out: Vec<u32> = Vec::new();
-    for w in vocabulary::tokenize(text) {
-        if !vocabulary::is_stop_word(&w) {
+    for w in tokens {
+        if !vocabulary::is_stop_word(w) {
             continue;
         }
-        let id = match dict.get(&w) {
+        let id = match dict.get(w) {
             Some(&id) => id,
             None if grow => {
                 let id = dict.len() as u32;
-                dict.insert(w, id);
+                dict.insert(w.clone(), id);
                 id
             }
             None => continue,
@@ -1495,7 +1518,7 @@ impl SearchIndex {
     }
 
     fn query(&self, analysis: Analysis, raw: &str) -> Query {
-        let mut az = analyzer();
+        let mut az = QueryStems::new();
         let base = &self.base;
         let ex = &self.examples;
         let mut terms: Vec<QTerm> = Vec::new();
@@ -1507,7 +1530,7 @@ impl SearchIndex {
         ordered.sort_by_key(|t| !matches!(t.origin, Origin::Typed | Origin::Corrected));
         for t in ordered {
             let group = usize::from(!matches!(t.origin, Origin::Typed | Origin::Corrected));
-            for s in stems(&mut az, vocabulary::canonical(&t.word)) {
+            for s in az.of(&t.word) {
                 if t.origin == Origin::Typed {
                     if let Some(id) = base.dict.get(&s) {
                         typed.push(id);
@@ -1560,7 +1583,7 @@ impl SearchIndex {
             .map(|words| {
                 words
                     .iter()
-                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .flat_map(|w| az.of(w))
                     .map(|s| (base.dict.get(&s), ex.dict.get(&s)))
                     .collect::<Vec<_>>()
             })
@@ -1590,12 +1613,7 @@ impl SearchIndex {
         let object_stems: Vec<Vec<String>> = analysis
             .object
             .iter()
-            .map(|&c| {
-                analysis.concepts[c]
-                    .iter()
-                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
-                    .collect()
-            })
+            .map(|&c| analysis.concepts[c].iter().flat_map(|w| az.of(w)).collect())
             .collect();
         let is_noun = |s: &String| base.dict.get(s).is_some_and(|b| contains(&base.nouns, b));
         let head = object_stems
@@ -1641,8 +1659,9 @@ impl SearchIndex {
             .collect();
         words.sort_unstable();
         words.dedup();
-        let fn_words = known_function_words(&ex.lifts.fn_words, raw);
-        let lead = lead_word(raw).and_then(|w| ex.lifts.lead_words.get(&w).copied());
+        let tokens = vocabulary::tokenize(raw);
+        let fn_words = known_function_words(&ex.lifts.fn_words, &tokens);
+        let lead = lead_word(&tokens).and_then(|w| ex.lifts.lead_words.get(&w).copied());
         let mut word_weights: Vec<f32> = words
             .iter()
             // A word only the actions' own words use (see `own_need`) weighs in full.
@@ -1661,7 +1680,7 @@ impl SearchIndex {
                 add_scaled(&mut word_shape, self.model.words.get(s), m);
             }
         }
-        let fn_keys = function_word_keys(raw);
+        let fn_keys = function_word_keys(&tokens);
         if !self.model.words.is_empty() && !fn_keys.is_empty() {
             let m = 1.0 / (fn_keys.len() as f32).sqrt();
             for s in &fn_keys {
@@ -1680,7 +1699,7 @@ impl SearchIndex {
             .map(|words| {
                 let mut v: Vec<u32> = words
                     .iter()
-                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .flat_map(|w| az.of(w))
                     .filter_map(|s| base.dict.get(&s))
                     .collect();
                 v.sort_unstable();
@@ -2397,7 +2416,11 @@ mod tests {
             ("the 12 of it", None),
         ];
         for (need, lead) in cases {
-            assert_eq!(lead_word(need).as_deref(), lead, "{need}");
+            assert_eq!(
+                lead_word(&super::vocabulary::tokenize(need)).as_deref(),
+                lead,
+                "{need}"
+            );
         }
     }
 

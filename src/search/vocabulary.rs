@@ -1,6 +1,8 @@
 //! The curated vocabulary (`index/vocabulary.toml`, compiled by `build.rs`) and the analysis of
 //! a user's query: normalisation, phrase synonyms, verb intent, scope cues, typo correction.
 
+use std::borrow::Cow;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 include!(concat!(env!("OUT_DIR"), "/vocabulary.rs"));
@@ -776,6 +778,8 @@ pub fn analyse(query: &str, lexicon: &Lexicon) -> Analysis {
 /// a word people used in a labelled need is kept as typed, not corrected to a catalog word
 /// ("kanban" stays "kanban", for the examples and the learned associations to meet).
 pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analysis {
+    let query = written_as_words(query, lexicon);
+    let query = query.as_ref();
     // A hyphenated word the catalog, the vocabulary and the needs do not know is read as the
     // word its parts make together when that is known ("un-resolve": splitting would lose the
     // un-verb; "web-hook"), else as its parts ("thumbs-up", "instance-level").
@@ -800,7 +804,7 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     let mut a = Analysis {
         about_self: tokens.iter().enumerate().any(|(i, t)| {
             let after_verb = t == "me" && i > 0 && intent_of(&tokens[i - 1]).is_some();
-            (SELF_WORDS.contains(&t.as_str()) && !after_verb)
+            (SELF_WORDS.contains(&t.as_str()) && !after_verb && !self_negated(&tokens, i))
                 || (t == "am" && tokens.get(i + 1).is_some_and(|n| n == "i"))
         }),
         about_admin: tokens.iter().any(|t| ADMIN_WORDS.contains(&t.as_str())),
@@ -859,6 +863,12 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
         // "without merging", "not the default branch": the negated word is not what is wanted.
         if NEGATIONS.contains(&tokens[i].as_str()) {
             negated = true;
+            i += 1;
+            continue;
+        }
+        // "not my own list", "without me parsing it": the user is what is negated.
+        if negated && self_negated(&tokens, i) {
+            negated = false;
             i += 1;
             continue;
         }
@@ -1032,6 +1042,32 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     }
     a.object = object.phrase;
     a
+}
+
+/// The query with a camel-case word that nothing knows split as the catalog splits its
+/// identifiers: an operationId in a sentence (`issueCreateComment` → `issue Create Comment`)
+/// was otherwise one unknown word, dropped. Borrowed when nothing changes, as for most queries.
+fn written_as_words<'q>(query: &'q str, lexicon: &Lexicon) -> Cow<'q, str> {
+    let rewrite = |chunk: &str| -> Option<String> {
+        let bare = chunk.trim_matches(|c: char| !c.is_alphanumeric());
+        (is_camel(bare) && !lexicon.knows(&bare.to_lowercase()))
+            .then(|| chunk.replace(bare, &crate::catalog::split_words(bare).join(" ")))
+    };
+    if query.split_whitespace().all(|c| rewrite(c).is_none()) {
+        return Cow::Borrowed(query);
+    }
+    let chunks: Vec<String> = query
+        .split_whitespace()
+        .map(|c| rewrite(c).unwrap_or_else(|| c.to_string()))
+        .collect();
+    Cow::Owned(chunks.join(" "))
+}
+
+/// A lower-case word with capitals inside it, and nothing but letters and digits (`hasWiki`).
+fn is_camel(w: &str) -> bool {
+    w.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && w.chars().any(|c| c.is_ascii_uppercase())
+        && w.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Follows the object phrase of a need token by token (see [`Analysis::object`]).
@@ -1252,6 +1288,16 @@ const UNDO_CUES: &[&str] = &[
     "lifting",
 ];
 
+/// Words that set the user apart ("not mine", "rather than my own", "instead of me").
+const SELF_NEGATORS: &[&str] = &["not", "never", "no", "without", "except", "than", "instead"];
+
+/// Whether `tokens[i]` is a word for the user that a word before it negates or sets apart
+/// ("not *my* own list", "rather than *my* account", "instead of *me*").
+fn self_negated(tokens: &[String], i: usize) -> bool {
+    SELF_WORDS.contains(&tokens[i].as_str())
+        && (1..=2).any(|k| i >= k && SELF_NEGATORS.contains(&tokens[i - k].as_str()))
+}
+
 /// Words that negate the next content word.
 const NEGATIONS: &[&str] = &[
     "without",
@@ -1450,6 +1496,62 @@ mod tests {
         let a = analyse("show my merge requests", &lex);
         assert!(a.about_self);
         assert_eq!(a.primary_intent(), Some(Intent::Get));
+    }
+
+    fn words_of(a: &Analysis) -> Vec<&str> {
+        a.terms.iter().map(|t| t.word.as_str()).collect()
+    }
+
+    #[test]
+    fn a_camel_case_word_nothing_knows_is_split() {
+        let lex = lexicon(&["issue", "create", "comment", "wiki"]);
+        let a = analyse("what does issueCreateComment need", &lex);
+        for w in ["issue", "create", "comment"] {
+            assert!(words_of(&a).contains(&w), "{:?}", words_of(&a));
+        }
+        // Known as one word (a word of the catalog, or `GitHub`, which opens with a capital):
+        // as before.
+        let known = lexicon(&["issue", "issuecomment"]);
+        assert_eq!(
+            words_of(&analyse("an issueComment", &known)),
+            ["issuecomment"]
+        );
+        assert!(matches!(
+            written_as_words("ask GitHub", &lex),
+            Cow::Borrowed(_)
+        ));
+        // Nothing to rewrite: the query itself, not a copy.
+        assert!(matches!(
+            written_as_words("list my repos", &lex),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_negated_self_word_is_no_self_cue() {
+        let lex = lexicon(&["follower", "list", "user", "login", "account"]);
+        for q in [
+            "the follower list of a maintainer, not my own",
+            "looked up by their login rather than my own",
+            "owned by the org instead of me",
+            "the followers of one maintainer, not mine",
+        ] {
+            assert!(!analyse(q, &lex).about_self, "{q:?}");
+        }
+        for q in [
+            "my follower list",
+            "list the followers of me",
+            "not the org's, mine",
+        ] {
+            assert!(analyse(q, &lex).about_self, "{q:?}");
+        }
+        // The negation was the user's: the word after it stays a word of the need.
+        let a = analyse(
+            "accounts that follow a maintainer, not my own follower list",
+            &lex,
+        );
+        assert!(words_of(&a).contains(&"follower"), "{:?}", words_of(&a));
+        assert!(!a.about_self);
     }
 
     #[test]

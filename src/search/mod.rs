@@ -162,32 +162,6 @@ fn stems(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
-/// [`stems`] of the words of one query after canonical spelling, each word's computed once: a
-/// query's words come back as its terms, its concepts, its object and its numbered nouns.
-struct QueryStems {
-    analyzer: TextAnalyzer,
-    seen: Vec<(String, Vec<String>)>,
-}
-
-impl QueryStems {
-    fn new() -> Self {
-        QueryStems {
-            analyzer: analyzer(),
-            seen: Vec::new(),
-        }
-    }
-
-    fn of(&mut self, word: &str) -> Vec<String> {
-        let word = vocabulary::canonical(word);
-        if let Some((_, s)) = self.seen.iter().find(|(w, _)| w == word) {
-            return s.clone();
-        }
-        let s = stems(&mut self.analyzer, word);
-        self.seen.push((word.to_string(), s.clone()));
-        s
-    }
-}
-
 /// Word lists of an action's shape as token ids.
 #[derive(Debug, Clone, Default)]
 struct ShapeIds {
@@ -1518,7 +1492,7 @@ impl SearchIndex {
     }
 
     fn query(&self, analysis: Analysis, raw: &str) -> Query {
-        let mut az = QueryStems::new();
+        let mut az = analyzer();
         let base = &self.base;
         let ex = &self.examples;
         let mut terms: Vec<QTerm> = Vec::new();
@@ -1530,7 +1504,7 @@ impl SearchIndex {
         ordered.sort_by_key(|t| !matches!(t.origin, Origin::Typed | Origin::Corrected));
         for t in ordered {
             let group = usize::from(!matches!(t.origin, Origin::Typed | Origin::Corrected));
-            for s in az.of(&t.word) {
+            for s in stems(&mut az, vocabulary::canonical(&t.word)) {
                 if t.origin == Origin::Typed {
                     if let Some(id) = base.dict.get(&s) {
                         typed.push(id);
@@ -1583,7 +1557,7 @@ impl SearchIndex {
             .map(|words| {
                 words
                     .iter()
-                    .flat_map(|w| az.of(w))
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
                     .map(|s| (base.dict.get(&s), ex.dict.get(&s)))
                     .collect::<Vec<_>>()
             })
@@ -1613,7 +1587,12 @@ impl SearchIndex {
         let object_stems: Vec<Vec<String>> = analysis
             .object
             .iter()
-            .map(|&c| analysis.concepts[c].iter().flat_map(|w| az.of(w)).collect())
+            .map(|&c| {
+                analysis.concepts[c]
+                    .iter()
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
+                    .collect()
+            })
             .collect();
         let is_noun = |s: &String| base.dict.get(s).is_some_and(|b| contains(&base.nouns, b));
         let head = object_stems
@@ -1699,7 +1678,7 @@ impl SearchIndex {
             .map(|words| {
                 let mut v: Vec<u32> = words
                     .iter()
-                    .flat_map(|w| az.of(w))
+                    .flat_map(|w| stems(&mut az, vocabulary::canonical(w)))
                     .filter_map(|s| base.dict.get(&s))
                     .collect();
                 v.sort_unstable();

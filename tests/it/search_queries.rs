@@ -800,8 +800,6 @@ fn item_query_ranks_a_get_first() {
     assert_in_top(s, "show the branch main", 2, "repoGetBranch");
 }
 
-/// The need's object is read as a phrase: its head noun, not any plural word elsewhere, says one
-/// or many, and the phrase names the action's resource (`docs/search.md`, round 10).
 /// The features that counted (a non-zero linear part) for `operation_id` among the hits for `q`.
 fn counted(s: &Searchable, q: &str, operation_id: &str) -> Vec<String> {
     parts(s, q, operation_id)
@@ -823,6 +821,8 @@ fn parts(s: &Searchable, q: &str, operation_id: &str) -> Vec<(String, f32)> {
     parts.iter().map(|c| (c.feature.clone(), c.part)).collect()
 }
 
+/// The need's object is read as a phrase: its head noun, not any plural word elsewhere, says one
+/// or many, and the phrase names the action's resource (`docs/search.md`, round 10).
 #[test]
 #[cfg_attr(
     not(shared_spec),

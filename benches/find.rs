@@ -10,8 +10,8 @@
 //! * `rss …`: resident memory of an index (average over 5 indexes kept alive, from
 //!   `/proc/self/status`, Linux only);
 //! * `p50=… p99=…`: per-query latency (search; search + the real `render::card` text and JSON
-//!   cards and the best card's siblings) over 50 rounds of the dev queries, measured with
-//!   `Instant` (1 round when run as a test, e.g. by `cargo test --benches`).
+//!   cards, the best card's siblings and schema line) over 50 rounds of the dev queries,
+//!   measured with `Instant` (1 round when run as a test, e.g. by `cargo test --benches`).
 //!
 //! Run: `cargo bench --bench find -- --warm-up-time 1 --measurement-time 5`
 
@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use aegis_gitea_mcp::catalog::Catalog;
 use aegis_gitea_mcp::policy::Decision;
-use aegis_gitea_mcp::render::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
+use aegis_gitea_mcp::render::card::{
+    MAX_SIBLINGS, card_json, card_text, schema_text, siblings_text,
+};
 use aegis_gitea_mcp::search::tantivy_fields::{
     CATALOG_FIELDS, OwnFields, TantivyFields, query_terms,
 };
@@ -83,7 +85,7 @@ fn search(index: &SearchIndex, q: &str) -> usize {
 
 /// Search, then the real cards of `render::card` as `gitea_find_action` renders them: a text card
 /// per hit and a JSON card per hit, the first with its input schema (the tool's default), the
-/// best card's siblings, every action allowed.
+/// best card's siblings and the line quoting its schema, every action allowed.
 fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usize {
     let hits = index
         .search(black_box(q), &opts())
@@ -101,6 +103,7 @@ fn search_and_real_cards(index: &SearchIndex, catalog: &Catalog, q: &str) -> usi
     if let Some(&best) = shown.first() {
         let related = index.siblings(best, &shown, MAX_SIBLINGS);
         siblings_text(&mut text, catalog.actions(), &related);
+        schema_text(&mut text, &catalog.actions()[best]);
     }
     text.len() + json_bytes
 }

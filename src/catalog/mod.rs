@@ -318,7 +318,17 @@ pub struct Action {
     /// The input schema as a card shows it, compacted by `render::card` on first use: every
     /// `gitea_find_action` answer carries its best card's, and compacting walks and measures
     /// the whole schema.
-    pub card_schema: OnceLock<Value>,
+    pub card_schema: OnceLock<CardSchema>,
+}
+
+/// The compacted input schema a card shows (see `render::card::compact_schema`), as JSON for
+/// the structured card and as the serialized text the text answer quotes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardSchema {
+    /// The compacted schema.
+    pub json: Value,
+    /// `json` serialized.
+    pub text: String,
 }
 
 impl Action {

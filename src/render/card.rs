@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Action, ParamLocation, SUDO_ARG};
+use crate::catalog::{Action, CardSchema, ParamLocation, SUDO_ARG};
 use crate::policy::Decision;
 use crate::search::Relation;
 
@@ -32,12 +32,28 @@ pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Val
         card.insert("withheld".into(), json!({"reason": reason.to_string(), "code": reason.code(), "who_can_change": reason.who_can_change()}));
     }
     if with_schema {
-        let schema = action
-            .card_schema
-            .get_or_init(|| compact_schema(&action.input_schema));
-        card.insert("input_schema".into(), schema.clone());
+        card.insert("input_schema".into(), card_schema(action).json.clone());
     }
     Value::Object(card)
+}
+
+/// The schema a card of `action` shows, compacted and serialized on first use.
+pub fn card_schema(action: &Action) -> &CardSchema {
+    action.card_schema.get_or_init(|| {
+        let json = compact_schema(&action.input_schema);
+        let text = json.to_string();
+        CardSchema { json, text }
+    })
+}
+
+/// The line of the text answer that quotes the card schema of `action`.
+pub fn schema_text(out: &mut String, action: &Action) {
+    let _ = writeln!(
+        out,
+        "input schema of {}: {}",
+        action.name,
+        card_schema(action).text
+    );
 }
 
 /// The required arguments in order, each with its type: the parameters', then `body`.
@@ -299,8 +315,9 @@ mod tests {
         assert_eq!(card["required"]["body"], "object");
     }
 
-    /// The first card's schema is the compacted input schema, computed once and the same on
-    /// every later card of the action; a card without it leaves nothing computed.
+    /// The first card's schema is the compacted input schema, computed once (with its text)
+    /// and the same on every later card of the action; a card without it leaves nothing
+    /// computed. The text answer quotes the same schema.
     #[test]
     fn a_card_shows_the_compacted_schema_computed_once() {
         let catalog = one_action();
@@ -316,7 +333,15 @@ mod tests {
             let card = card_json(action, &Decision::Allowed, true);
             assert_eq!(card["input_schema"], expected);
         }
-        assert_eq!(action.card_schema.get(), Some(&expected));
+        let cached = action.card_schema.get().expect("filled by the first card");
+        assert_eq!(cached.json, expected);
+        assert_eq!(cached.text, expected.to_string());
+        let mut text = String::new();
+        schema_text(&mut text, action);
+        assert_eq!(
+            text,
+            format!("input schema of {}: {expected}\n", action.name)
+        );
     }
 
     /// A schema within the budget keeps its descriptions; one over it keeps names and types

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::{ToolOutput, bool_arg, check_known, int_arg};
 use crate::catalog::Domain;
-use crate::render::card::{MAX_SIBLINGS, card_json, card_text, siblings_text};
+use crate::render::card::{MAX_SIBLINGS, card_json, card_text, schema_text, siblings_text};
 use crate::search::{MAX_QUERY_CHARS, SearchOptions};
 use crate::state::State;
 
@@ -158,12 +158,9 @@ fn answer(state: &State, input: &FindInput) -> ToolOutput {
             json!({"name": a.name.as_str(), "method": a.method.as_str(), "path": a.path, "relation": r.as_str()})
         })
         .collect();
-    // The schema the JSON card carries, not a second compaction of the action's schema.
-    for (hit, card) in hits.iter().zip(&cards).take(input.include_schema) {
-        if let Some(schema) = card.get("input_schema") {
-            let name = &actions[hit.action.index()].name;
-            text.push_str(&format!("input schema of {name}: {schema}\n"));
-        }
+    // The schema the JSON card carries, serialized once per action.
+    for hit in hits.iter().take(input.include_schema) {
+        schema_text(&mut text, &actions[hit.action.index()]);
     }
     text.push_str("Call gitea_execute_action with {\"action\": <name>, \"arguments\": {...}}.");
     ToolOutput::ok(

@@ -723,7 +723,8 @@ impl Lifts {
 
 /// Where a need says its verb: the first word after a word of wanting (within its reach: "I
 /// want to *move* it", "how do I *flip* it"; the verb it asks of an object: "I want my plugin
-/// to *start* …"), else the need's first word; never a function word.
+/// to *start* …"), else the verb after a role lead-in ("as site admin *list* …",
+/// `vocabulary::verb_after_role`), else the need's first word; never a function word.
 fn lead_word(tokens: &[String]) -> Option<String> {
     let content = |w: &String| !vocabulary::is_stop_word(w) && w.chars().any(char::is_alphabetic);
     let wanted = (0..tokens.len()).find_map(|i| {
@@ -740,6 +741,7 @@ fn lead_word(tokens: &[String]) -> Option<String> {
             .find(|w| content(w))
     });
     wanted
+        .or_else(|| vocabulary::verb_after_role(tokens).map(|v| &tokens[v]))
         .or_else(|| tokens.iter().find(|w| content(w)))
         .cloned()
 }
@@ -2392,6 +2394,10 @@ mod tests {
             ("boards like Trello, then merge them", Some("boards")),
             // Nothing wanted within reach: the first word.
             ("board 3, I want it", Some("board")),
+            // The verb after a role lead-in.
+            ("as site admin, list every organization", Some("list")),
+            ("as superuser enumerate the hooks", Some("enumerate")),
+            ("as the site admin of it, delete it", Some("site")),
             ("the 12 of it", None),
         ];
         for (need, lead) in cases {

@@ -837,7 +837,8 @@ pub fn analyse_with(query: &str, lexicon: &Lexicon, needs: &NeedsWords) -> Analy
     let numbered = words_before_numbers(query);
     let mut i = 0;
     let mut negated = false;
-    let mut marker: Option<usize> = None;
+    // A role lead-in ("as site admin, list …") marks its verb as a word of wanting does.
+    let mut marker: Option<usize> = verb_after_role(&tokens).map(|_| 0);
     // Whether the token in hand set `wanted`, for the object phrase to restart after it.
     let mut wanted_now = false;
     let note_wanted = |a: &mut Analysis, int: Intent, pos: usize, marker: Option<usize>| {
@@ -1146,6 +1147,17 @@ pub fn wants_at(tokens: &[String], i: usize) -> bool {
             .is_some_and(|p| tokens[p].ends_with("'d") || LIKING.contains(&tokens[p].as_str())),
         _ => true,
     }
+}
+
+/// The verb of a need that opens with the role it acts in ("as site admin list every
+/// organization", "as superuser enumerate …"): the first word with an intent, one to
+/// [`WANT_REACH`] words after the opening `as` with a role word between. That verb is the ask,
+/// as after a word of wanting, and the role is not its object.
+pub fn verb_after_role(tokens: &[String]) -> Option<usize> {
+    if tokens.first().map(String::as_str) != Some("as") {
+        return None;
+    }
+    (2..=WANT_REACH.min(tokens.len().saturating_sub(1))).find(|&j| intent_of(&tokens[j]).is_some())
 }
 
 /// How many words after a word of wanting the `to` before its verb may stand when an object
@@ -2064,5 +2076,23 @@ mod tests {
         );
         assert_eq!(wanted("I want the timer of my old plugin to delete"), None);
         assert_eq!(wanted("I want the timer"), None, "no verb at all");
+    }
+
+    /// "as site admin, list …": the verb after a role lead-in is the ask, and the role is not
+    /// its object.
+    #[test]
+    fn the_verb_after_a_role_lead_in_is_wanted() {
+        let lex = lexicon(&["organization", "admin", "site", "label"]);
+        let a = analyse("as site admin, list every organization", &lex);
+        assert_eq!(a.wanted, Some(Intent::List));
+        let object: Vec<String> = a.object.iter().map(|&c| a.concepts[c].join("+")).collect();
+        assert_eq!(object, ["organization"], "{:?}", a.concepts);
+        let wanted = |q: &str| analyse(q, &lex).wanted;
+        assert_eq!(wanted("as admin delete the label"), Some(Intent::Delete));
+        // The role takes one or two words; a verb later is not reached, nor is one in the role's
+        // place, nor an `as` that does not open the need.
+        assert_eq!(wanted("as the site admin of it delete the label"), None);
+        assert_eq!(wanted("as delete the label"), None);
+        assert_eq!(wanted("site as admin delete the label"), None);
     }
 }

@@ -1150,9 +1150,9 @@ pub fn wants_at(tokens: &[String], i: usize) -> bool {
 }
 
 /// The verb of a need that opens with the role it acts in ("as site admin list every
-/// organization", "as superuser enumerate …"): the first word with an intent, one to
-/// [`WANT_REACH`] words after the opening `as` with a role word between. That verb is the ask,
-/// as after a word of wanting, and the role is not its object.
+/// organization", "as superuser enumerate …"): the first word with an intent two to
+/// [`WANT_REACH`] words after the opening `as`, one or two role words between. That verb is the
+/// ask, as after a word of wanting, and the role is not its object.
 pub fn verb_after_role(tokens: &[String]) -> Option<usize> {
     if tokens.first().map(String::as_str) != Some("as") {
         return None;

@@ -34,7 +34,9 @@ pub mod vocabulary;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::{Arc, OnceLock};
 
-use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RawTokenizer, SimpleTokenizer, Stemmer, TextAnalyzer,
+};
 
 pub use eval::{CvReport, EvalReport, EvalRow, Metrics, evaluate, folds, parse_eval_set};
 pub use examples::{Examples, ui_labels};
@@ -150,6 +152,57 @@ fn analyzer() -> TextAnalyzer {
         .filter(LowerCaser)
         .filter(Stemmer::new(Language::English))
         .build()
+}
+
+/// The analysis of [`analyzer`], each distinct token stemmed once: the index of the newest Gitea
+/// document and its labelled needs stems some 46,500 tokens of under 3,000 distinct words, and
+/// the stemmer was the largest single part of the build (`docs/benchmarks.md`, round 54). Its
+/// stems come out as [`stems`]' would.
+struct StemMemo {
+    /// Tokens, lower-cased: the analysis before the stemmer.
+    tokens: TextAnalyzer,
+    /// The stemmer alone, over one whole token.
+    stemmer: TextAnalyzer,
+    /// Lower-cased token → its stem. Keyed by words of the API document: std's seeded hashing,
+    /// as [`Dictionary`].
+    memo: std::collections::HashMap<String, String>,
+}
+
+impl StemMemo {
+    fn new() -> StemMemo {
+        StemMemo {
+            tokens: TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(LowerCaser)
+                .build(),
+            stemmer: TextAnalyzer::builder(RawTokenizer::default())
+                .filter(Stemmer::new(Language::English))
+                .build(),
+            memo: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Calls `each` with the stem of every token of `text`, in order.
+    fn each(&mut self, text: &str, mut each: impl FnMut(&str)) {
+        let mut stream = self.tokens.token_stream(text);
+        while let Some(tok) = stream.next() {
+            let word = tok.text.as_str();
+            if let Some(stem) = self.memo.get(word) {
+                each(stem);
+                continue;
+            }
+            let mut one = self.stemmer.token_stream(word);
+            let stem = one.next().map_or_else(String::new, |t| t.text.clone());
+            each(&stem);
+            self.memo.insert(word.to_string(), stem);
+        }
+    }
+
+    /// The ids in `dict` of the stems of `text`'s tokens, in order (new ones added).
+    fn ids(&mut self, text: &str, dict: &mut Dictionary) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.each(text, |s| out.push(dict.intern(s)));
+        out
+    }
 }
 
 /// The analysed tokens (lower-cased, stemmed) of `text`, after canonical spelling.
@@ -299,7 +352,7 @@ impl Base {
     }
 
     fn build(catalog: &Catalog) -> Base {
-        let mut az = analyzer();
+        let mut az = StemMemo::new();
         let mut dict = Dictionary::default();
         let n = catalog.len();
         let mut field_docs: Vec<Vec<Vec<u32>>> =
@@ -322,7 +375,7 @@ impl Base {
             let mut capability = Vec::new();
             let mut per_field = Vec::with_capacity(FIELDS - 1);
             for (f, t) in texts.iter().enumerate() {
-                let ids: Vec<u32> = stems(&mut az, t).iter().map(|s| dict.intern(s)).collect();
+                let ids = az.ids(t, &mut dict);
                 all.extend_from_slice(&ids);
                 let mut set = ids.clone();
                 set.sort_unstable();
@@ -369,7 +422,7 @@ impl Base {
             .into_iter()
             .map(|(t, f)| (t, (1.0 + (n as f32 - f + 0.5) / (f + 0.5)).ln()))
             .collect();
-        let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str).collect()));
+        let lexicon = Lexicon::new(bags.iter().map(|b| b.iter().map(String::as_str)));
         let shapes: Vec<Shape> = catalog.actions().iter().map(structure::shape_of).collect();
         let undoes = undoing_actions(catalog, &shapes);
         let checks = catalog
@@ -382,11 +435,10 @@ impl Base {
             })
             .collect();
         let mut ids_of = |words: &[String]| -> Vec<u32> {
-            let mut out: Vec<u32> = words
-                .iter()
-                .flat_map(|w| stems(&mut az, w))
-                .map(|s| dict.intern(&s))
-                .collect();
+            let mut out: Vec<u32> = Vec::new();
+            for w in words {
+                az.each(w, |s| out.push(dict.intern(s)));
+            }
             out.dedup();
             out
         };
@@ -417,7 +469,11 @@ impl Base {
                 .entry(a.operation_id.as_str().to_ascii_lowercase())
                 .or_insert(i);
         }
-        let mut cue = |w: &str| stems(&mut az, w).first().and_then(|s| dict.get(s));
+        let mut cue = |w: &str| {
+            let mut first = None;
+            az.each(w, |s| first = first.or(Some(dict.get(s))));
+            first.flatten()
+        };
         let cue_ids = [
             cue("organization"),
             cue("team"),
@@ -462,14 +518,25 @@ fn own_need(a: &crate::catalog::Action) -> String {
     format!("{}. {words}", a.summary)
 }
 
-/// Every lower-case surface word of a document (for typo correction).
-fn surface_words(texts: &[String]) -> std::collections::HashSet<String> {
-    texts
-        .iter()
-        .flat_map(|t| vocabulary::tokenize(t))
-        .flat_map(|w| w.split(['-', '\'']).map(str::to_string).collect::<Vec<_>>())
-        .filter(|w| !w.is_empty())
-        .collect()
+/// Every lower-case surface word of a document (for typo correction), sorted, each once.
+fn surface_words(texts: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in texts.iter().flat_map(|t| vocabulary::tokenize(t)) {
+        if w.contains(['-', '\'']) {
+            out.extend(
+                w.split(['-', '\''])
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_string),
+            );
+        } else if !w.is_empty() {
+            out.push(w);
+        }
+    }
+    // Sorted rather than hashed: the words of one document are few, and the lexicon counts
+    // each document's words once.
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The labelled needs of one index: as a field of each action and one by one.
@@ -818,7 +885,7 @@ impl ExampleIndex {
     /// ignored). Examples are analysed like queries, so a typo or a forge word in one meets the
     /// same word in a query.
     fn build(base: &Base, examples: &Examples) -> ExampleIndex {
-        let mut az = analyzer();
+        let mut az = StemMemo::new();
         let mut dict = Dictionary::default();
         let n = base.operation_ids.len();
         let mut per_action: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -828,6 +895,14 @@ impl ExampleIndex {
         let mut counts: HashMap<String, usize> = HashMap::default();
         let mut spelled: HashMap<String, usize> = HashMap::default();
         let mut distinct: HashSet<&str> = HashSet::default();
+        // Whether the lexicon knows a word, asked once per word (it stems the word to answer).
+        let mut known: HashMap<String, bool> = HashMap::default();
+        let mut knows = |w: &String| match known.get(w) {
+            Some(&k) => k,
+            None => *known
+                .entry(w.clone())
+                .or_insert_with(|| base.lexicon.knows(w)),
+        };
         for op in &base.operation_ids {
             for q in examples.of(op) {
                 if distinct.insert(q.as_str()) {
@@ -840,7 +915,7 @@ impl ExampleIndex {
                             }
                             v
                         })
-                        .filter(|w| !base.lexicon.knows(w))
+                        .filter(|w| !knows(w))
                         .collect();
                     let misspelt = examples.is_misspelt(q);
                     for w in words {
@@ -872,13 +947,13 @@ impl ExampleIndex {
             let a = analyse_with(text, &base.lexicon, &needs_words);
             let mut ids = Vec::new();
             for t in &a.terms {
-                for s in stems(&mut az, vocabulary::canonical(&t.word)) {
-                    let id = dict.intern(&s);
-                    if let Some(b) = base.dict.get(&s) {
+                az.each(vocabulary::canonical(&t.word), |s| {
+                    let id = dict.intern(s);
+                    if let Some(b) = base.dict.get(s) {
                         ex_base.insert(id, b);
                     }
                     ids.push(id);
-                }
+                });
             }
             ids
         };
@@ -2293,7 +2368,8 @@ fn add_scaled<L: AsRef<[f32]>>(acc: &mut [f32], l: Option<&L>, m: f32) {
 #[cfg(test)]
 mod tests {
     use super::{
-        Base, Examples, Model, SearchIndex, analyzer, class_code, lead_word, stems, valued_nouns,
+        Base, Dictionary, Examples, Model, SearchIndex, StemMemo, analyzer, class_code, lead_word,
+        stems, valued_nouns,
     };
     use crate::catalog::Catalog;
     use crate::spec::Spec;
@@ -2693,6 +2769,46 @@ mod tests {
             "#",
         ] {
             assert!(v(q).is_empty(), "{q:?}: {:?}", v(q));
+        }
+    }
+
+    /// The memo's stems and ids are those of the analyzer it stands in for, on the texts an
+    /// index analyses (words of every case, hyphens, digits, other scripts, and the letters whose
+    /// lower case is longer than one character or no letter at all) and on the same text again.
+    #[test]
+    fn the_stem_memo_gives_the_analyzers_ids() {
+        let mut az = analyzer();
+        let mut memo = StemMemo::new();
+        let (mut plain, mut memoised) = (Dictionary::default(), Dictionary::default());
+        let texts = [
+            "List the repository's Issues; list issues by labels",
+            "pre-receive hooks, re-run jobs, GPG keys v1.4.0 #12 oauth2",
+            "Straße ÉTÉ İstanbul Ǆemal ﬁle naïve — 仓库 列表",
+            "",
+            "   ",
+            "List the repository's Issues; list issues by labels",
+        ];
+        for text in texts {
+            let want: Vec<u32> = stems(&mut az, text)
+                .iter()
+                .map(|s| plain.intern(s))
+                .collect();
+            assert_eq!(memo.ids(text, &mut memoised), want, "{text:?}");
+        }
+        assert!(memo.memo.len() > 10, "the memo keeps what it stemmed");
+    }
+
+    proptest::proptest! {
+        /// Any text: the memo answers as the analyzer does, the second time too.
+        #[test]
+        fn the_stem_memo_agrees_on_any_text(text in "\\PC{0,60}") {
+            let mut memo = StemMemo::new();
+            let want = stems(&mut analyzer(), &text);
+            for _ in 0..2 {
+                let mut got = Vec::new();
+                memo.each(&text, |s| got.push(s.to_string()));
+                proptest::prop_assert_eq!(&got, &want);
+            }
         }
     }
 }

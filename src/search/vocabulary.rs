@@ -447,12 +447,21 @@ pub struct Lexicon {
 }
 
 impl Lexicon {
-    /// Builds the lexicon from each action's bag of words.
-    pub fn new<'a>(docs: impl Iterator<Item = HashSet<&'a str>>) -> Lexicon {
+    /// Builds the lexicon from each action's bag of words, each word once per bag.
+    pub fn new<'a, D>(docs: impl Iterator<Item = D>) -> Lexicon
+    where
+        D: IntoIterator<Item = &'a str>,
+    {
         let mut freq: HashMap<String, u32> = HashMap::default();
         for words in docs {
             for w in words {
-                *freq.entry(w.to_string()).or_default() += 1;
+                // A word is new once and seen again in many bags: no copy for those.
+                match freq.get_mut(w) {
+                    Some(n) => *n += 1,
+                    None => {
+                        freq.insert(w.to_string(), 1);
+                    }
+                }
             }
         }
         // Vocabulary words are corrections targets too.
@@ -1327,7 +1336,7 @@ mod tests {
     use super::*;
 
     fn lexicon(words: &[&str]) -> Lexicon {
-        Lexicon::new(std::iter::once(words.iter().copied().collect()))
+        Lexicon::new(std::iter::once(words.iter().copied()))
     }
 
     #[test]
@@ -1452,7 +1461,7 @@ mod tests {
             vec!["signed", "commit"],
             vec!["assigned", "sided"],
         ];
-        let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
+        let lex = Lexicon::new(docs.iter().map(|d| d.iter().copied()));
         let c = |w: &str| lex.correct(w).map(|(c, _)| c);
         assert_eq!(c("asigned").as_deref(), Some("assigned"));
         // Both keep the first letter and `column` is commoner, but a typed plural stays one;
@@ -1462,7 +1471,7 @@ mod tests {
             vec!["column", "project", "user"],
             vec!["columns", "list", "use"],
         ];
-        let plural = Lexicon::new(docs.iter().map(|d| d.iter().copied().collect()));
+        let plural = Lexicon::new(docs.iter().map(|d| d.iter().copied()));
         assert_eq!(
             plural.correct("colums").map(|(c, _)| c).as_deref(),
             Some("columns")

@@ -11,9 +11,14 @@ use crate::search::Relation;
 /// Longest property description kept in a card's schema.
 const CARD_DESCRIPTION_CHARS: usize = 80;
 
+/// Most keys a JSON card has (`card_json`).
+const CARD_KEYS: usize = 12;
+
 /// The card of `action` as JSON. `with_schema` adds the (compacted) input schema.
 pub fn card_json(action: &Action, decision: &Decision, with_schema: bool) -> Value {
-    let mut card = Map::new();
+    // Sized for every key a card can have: the map is an `IndexMap` (`preserve_order`), and
+    // growing it while inserting cost a fifth of rendering the cards.
+    let mut card = Map::with_capacity(CARD_KEYS);
     card.insert("name".into(), json!(action.name.as_str()));
     card.insert("operation_id".into(), json!(action.operation_id.as_str()));
     card.insert("summary".into(), json!(action.summary));
@@ -67,9 +72,11 @@ fn required(action: &Action) -> impl Iterator<Item = (&str, &str)> {
 
 /// Required arguments and their types (`owner: string`, `index: integer`, `body: object`).
 fn required_args(action: &Action) -> Map<String, Value> {
-    required(action)
-        .map(|(name, ty)| (name.to_string(), json!(ty)))
-        .collect()
+    let mut args = Map::with_capacity(required(action).count());
+    for (name, ty) in required(action) {
+        args.insert(name.to_string(), json!(ty));
+    }
+    args
 }
 
 /// The names of [`required_args`], in its order, without building its map.

@@ -244,6 +244,10 @@ pub(crate) struct Base {
     /// no — `orgIsMember`, `userCheckFollowing`).
     checks: Vec<bool>,
     shape_ids: Vec<ShapeIds>,
+    /// Per action, the id of its resource's first word (`shape_ids[i].resource`'s first), in
+    /// one array: stage one reads it for every action, and a walk through `shape_ids` missed
+    /// the cache on each.
+    resource_heads: Vec<Option<u32>>,
     /// Sorted token ids of every action's resource and name nouns: the words that can head a
     /// need's object.
     nouns: Vec<u32>,
@@ -455,6 +459,10 @@ impl Base {
                 id_nouns: s.id_words.iter().map(|w| ids_of(w)).collect(),
             })
             .collect();
+        let resource_heads = shape_ids
+            .iter()
+            .map(|s| s.resource.first().copied())
+            .collect();
         let mut nouns: Vec<u32> = shape_ids
             .iter()
             .flat_map(|s| s.resource.iter().chain(&s.name_nouns).copied())
@@ -491,6 +499,7 @@ impl Base {
             undoes,
             checks,
             shape_ids,
+            resource_heads,
             nouns,
             token_docs: invert(&doc_tokens),
             doc_tokens,
@@ -1798,8 +1807,10 @@ impl SearchIndex {
     pub(crate) fn stage1(&self, q: &Query) -> Stage1 {
         use features::{BM25, HAS_EXAMPLES, KNN_BEST, KNN_TOP, STAGE1};
         let n = self.base.shapes.len();
-        let mut x = vec![0.0f32; n * STAGE1];
         let ex = &self.examples;
+        // Row per action; the features filled by walking postings other than BM25's are
+        // gathered in dense vectors first, and written with the rest of each row.
+        let mut x = vec![0.0f32; n * STAGE1];
         let mut knn = vec![0.0f32; ex.owners.len()];
         let examples_slot = (FieldKind::Examples as usize) * features::GROUPS;
         for t in &q.terms {
@@ -1817,8 +1828,8 @@ impl SearchIndex {
         // Rarity-weighted share of the query's concepts each action's own text (any field) and
         // its text or examples cover, from the concept tokens' postings: a concept counts once
         // per action (`seen_*` holds the last concept counted).
+        let (mut by_doc, mut by_all) = (vec![0.0f32; n], vec![0.0f32; n]);
         if !q.concepts.is_empty() {
-            let (mut by_doc, mut by_all) = (vec![0.0f32; n], vec![0.0f32; n]);
             let (mut seen_doc, mut seen_all) = (vec![u32::MAX; n], vec![u32::MAX; n]);
             for (c, (concept, &w)) in q.concepts.iter().zip(&q.concept_weights).enumerate() {
                 let c = c as u32;
@@ -1849,9 +1860,8 @@ impl SearchIndex {
                 }
             }
             let m = 1.0 / q.concept_total;
-            for i in 0..n {
-                x[i * STAGE1 + features::COVER_DOC] = by_doc[i] * m;
-                x[i * STAGE1 + features::COVER_ALL] = by_all[i] * m;
+            for v in by_doc.iter_mut().chain(by_all.iter_mut()) {
+                *v *= m;
             }
         }
         // Each BM25 feature divided by its best value for this query: scores of long and
@@ -1870,26 +1880,18 @@ impl SearchIndex {
             *m = any;
         }
         let max = max.map(|m| if m > 0.0 { m } else { 1.0 });
-        for (row, _) in x
-            .chunks_exact_mut(STAGE1)
-            .zip(&matched)
-            .filter(|(_, m)| **m)
-        {
-            for (v, m) in row[..BM25].iter_mut().zip(&max) {
-                *v /= m;
-            }
-        }
         let best = knn.iter().copied().fold(0.0f32, f32::max);
+        let (mut knn_best, mut knn_top) = (vec![0.0f32; n], vec![false; n]);
         if best > 0.0 {
             for (e, &s) in knn.iter().enumerate() {
                 if s <= 0.0 {
                     continue;
                 }
                 for &a in &ex.owners[e] {
-                    let slot = &mut x[a as usize * STAGE1 + KNN_BEST];
+                    let slot = &mut knn_best[a as usize];
                     *slot = slot.max(s / best);
                     if s == best {
-                        x[a as usize * STAGE1 + KNN_TOP] = 1.0;
+                        knn_top[a as usize] = true;
                     }
                 }
             }
@@ -1919,8 +1921,47 @@ impl SearchIndex {
             }
         }
         let lead = q.lead.and_then(|w| lifts.lead_class.get(&w));
-        for i in 0..n {
-            let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
+        // The resource's and the action's lifts given the query's words (weighted sums): from
+        // each word's list, every action met by the word's unseen lift, the listed ones by
+        // theirs. And how well each action's words translate the query's (IBM model 1): the
+        // same weighted sum, over every action a word's translations reach.
+        // Indexed by the resource's word id (a few thousand at most).
+        let mut by_resource: Vec<f32> = Vec::new();
+        let mut action = vec![0.0f32; n];
+        let mut trans = vec![0.0f32; n];
+        let mut unseen = 0.0f32;
+        for (&w, &m) in q.words.iter().zip(&q.word_weights) {
+            let u = lifts.unseen_of(w);
+            unseen += m * u;
+            for &(r, v) in lifts.resource.list(w) {
+                let r = r as usize;
+                if by_resource.len() <= r {
+                    by_resource.resize(r + 1, 0.0);
+                }
+                by_resource[r] += m * (v - u);
+            }
+            for &(a, v) in lifts.action.list(w) {
+                if let Some(slot) = action.get_mut(a as usize) {
+                    *slot += m * (v - u);
+                }
+            }
+        }
+        for (&w, &m) in q.words.iter().zip(&q.word_weights) {
+            for &(a, v) in ex.trans.list(w) {
+                if let Some(slot) = trans.get_mut(a as usize) {
+                    *slot += m * v;
+                }
+            }
+        }
+        // The rest of every action's row.
+        for (i, row) in x.chunks_exact_mut(STAGE1).enumerate() {
+            if matched[i] {
+                for (v, m) in row[..BM25].iter_mut().zip(&max) {
+                    *v /= m;
+                }
+            }
+            row[KNN_BEST] = knn_best[i];
+            row[KNN_TOP] = f32::from(u8::from(knn_top[i]));
             let shape = &self.base.shapes[i];
             let class = class_code(shape.class);
             row[features::LEX_FN_CLASS] = fc[class];
@@ -1931,56 +1972,24 @@ impl SearchIndex {
             row[features::LEX_CLASS] = lc[class];
             row[features::LEX_SCOPE] = ls[scope_code(shape.scope)];
             row[features::LEX_ITEM] = li[usize::from(shape.on_item)];
+            row[features::COVER_DOC] = by_doc[i];
+            row[features::COVER_ALL] = by_all[i];
             // "nuke the old board", "I want to *flip* it to visible": the verb of a command
             // comes first, or right after the words of wanting, whether or not the vocabulary
             // knows it.
             if let Some(l) = lead {
                 row[features::LEX_LEAD_CLASS] = l[class];
             }
-        }
-        // The resource's and the action's lifts given the query's words (weighted sums): from
-        // each word's list, every action met by the word's unseen lift, the listed ones by
-        // theirs.
-        if !q.words.is_empty() {
-            // Indexed by the resource's word id (a few thousand at most).
-            let mut by_resource: Vec<f32> = Vec::new();
-            let mut action = vec![0.0f32; n];
-            let mut unseen = 0.0f32;
-            for (&w, &m) in q.words.iter().zip(&q.word_weights) {
-                let u = lifts.unseen_of(w);
-                unseen += m * u;
-                for &(r, v) in lifts.resource.list(w) {
-                    let r = r as usize;
-                    if by_resource.len() <= r {
-                        by_resource.resize(r + 1, 0.0);
-                    }
-                    by_resource[r] += m * (v - u);
-                }
-                for &(a, v) in lifts.action.list(w) {
-                    if let Some(slot) = action.get_mut(a as usize) {
-                        *slot += m * (v - u);
-                    }
-                }
-            }
-            for i in 0..n {
-                let row = &mut x[i * STAGE1..(i + 1) * STAGE1];
-                if let Some(r) = self.base.shape_ids[i].resource.first() {
+            if !q.words.is_empty() {
+                if let Some(r) = self.base.resource_heads[i] {
                     row[features::LEX_RESOURCE] =
-                        unseen + by_resource.get(*r as usize).copied().unwrap_or(0.0);
+                        unseen + by_resource.get(r as usize).copied().unwrap_or(0.0);
                 }
                 if ex.has[i] {
                     row[features::LEX_ACTION] = unseen + action[i];
                 }
             }
-            // How well each action's words translate the query's (IBM model 1): the same
-            // weighted sum, over every action a word's translations reach.
-            for (&w, &m) in q.words.iter().zip(&q.word_weights) {
-                for &(a, v) in ex.trans.list(w) {
-                    if let Some(slot) = x.get_mut(a as usize * STAGE1 + features::LEX_TRANS) {
-                        *slot += m * v;
-                    }
-                }
-            }
+            row[features::LEX_TRANS] = trans[i];
         }
         Stage1 { x, matched }
     }

@@ -341,7 +341,14 @@ pub fn hyphen_parts(w: &str) -> Vec<String> {
 pub fn is_stop_word(w: &str) -> bool {
     // A contraction the list does not name is one too ("shouldn't", "can't", "we'll"): read as
     // text, its parts `shouldn` and `t` would be words of the need.
-    STOP_WORDS.contains(&w) || w.trim_matches('\'').contains('\'')
+    stop_words().contains(w) || w.trim_matches('\'').contains('\'')
+}
+
+/// [`STOP_WORDS`] as a set: a query asks about each of its words, and a scan of the list
+/// compared a word with up to 150 others.
+fn stop_words() -> &'static HashSet<&'static str> {
+    static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
 }
 
 /// Words that point at the authenticated user's own things.
@@ -478,7 +485,7 @@ impl Lexicon {
         }
         let mut by_len: Vec<Vec<String>> = Vec::new();
         // Function words are never what a typo meant to say ("docs" is not "does").
-        for w in freq.keys().filter(|w| !STOP_WORDS.contains(&w.as_str())) {
+        for w in freq.keys().filter(|w| !stop_words().contains(w.as_str())) {
             let n = w.chars().count();
             if by_len.len() <= n {
                 by_len.resize(n + 1, Vec::new());
@@ -1669,6 +1676,17 @@ mod tests {
         assert_eq!(first("can you create a repository"), Some(Intent::Create));
         assert_eq!(first("create a repository"), Some(Intent::Create));
         assert_eq!(first("how do I create a repository"), Some(Intent::Create));
+    }
+
+    /// The set the analysis asks holds the whole list, and nothing else.
+    #[test]
+    fn every_listed_function_word_and_no_other_is_one() {
+        for w in STOP_WORDS {
+            assert!(is_stop_word(w), "{w}");
+        }
+        for w in ["repository", "issue", "delete", "the-", "an0", ""] {
+            assert!(!is_stop_word(w), "{w}");
+        }
     }
 
     /// A contraction is a function word, whichever apostrophe it is typed with: its parts are

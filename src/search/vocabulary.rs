@@ -345,7 +345,7 @@ pub fn is_stop_word(w: &str) -> bool {
 }
 
 /// [`STOP_WORDS`] as a set: a query asks about each of its words, and a scan of the list
-/// compared a word with up to 150 others.
+/// compared a word with up to 155 entries.
 fn stop_words() -> &'static HashSet<&'static str> {
     static SET: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())

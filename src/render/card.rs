@@ -11,7 +11,7 @@ use crate::search::Relation;
 /// Longest property description kept in a card's schema.
 const CARD_DESCRIPTION_CHARS: usize = 80;
 
-/// Most keys a JSON card has (`card_json`).
+/// Keys a JSON card can have (`card_json`), which its map is sized for.
 const CARD_KEYS: usize = 12;
 
 /// The card of `action` as JSON. `with_schema` adds the (compacted) input schema.

@@ -245,8 +245,8 @@ pub(crate) struct Base {
     checks: Vec<bool>,
     shape_ids: Vec<ShapeIds>,
     /// Per action, the id of its resource's first word (`shape_ids[i].resource`'s first), in
-    /// one array: stage one reads it for every action, and a walk through `shape_ids` missed
-    /// the cache on each.
+    /// one array: stage one reads it for every action, and reading it through `shape_ids`
+    /// followed a pointer for each.
     resource_heads: Vec<Option<u32>>,
     /// Sorted token ids of every action's resource and name nouns: the words that can head a
     /// need's object.

@@ -2634,17 +2634,21 @@ mod tests {
         assert!(two > 1.2 * one, "one word {one}, two {two}");
     }
 
+    /// The boards' index, `text` analysed as a query, and its stage one.
+    fn stage_one_of(text: &str) -> (Catalog, SearchIndex, super::Query, super::Stage1) {
+        let (catalog, index) = labelled_boards();
+        let q = index.prepare(text).expect("the query is analysed");
+        let s1 = index.stage1(&q);
+        (catalog, index, q, s1)
+    }
+
     /// Stage one scores the resource's, the action's and the lead word's lifts for every
     /// action (so an action the words point at is a candidate even when its text says little),
     /// summed from each word's list as the plain look-up would.
     #[test]
     fn stage_one_scores_the_resource_and_action_lifts_of_every_action() {
         use crate::search::features::{LEX_ACTION, LEX_LEAD_CLASS, LEX_RESOURCE};
-        let (catalog, index) = labelled_boards();
-        let q = index
-            .prepare("nuke the board")
-            .expect("the query is analysed");
-        let s1 = index.stage1(&q);
+        let (catalog, index, q, s1) = stage_one_of("nuke the board");
         let lifts = &index.examples.lifts;
         let plain = |table: &super::PerWord, key: u32| -> f32 {
             q.words
@@ -2671,6 +2675,49 @@ mod tests {
         assert!(s1.row(delete)[LEX_ACTION] > s1.row(get)[LEX_ACTION]);
         assert!(s1.row(delete)[LEX_LEAD_CLASS] > 0.0);
         assert!(s1.row(get)[LEX_LEAD_CLASS] < 0.0);
+    }
+
+    /// Stage one writes every action's nearest-example features, BM25 block and coverage as
+    /// their plain definitions give them: the action's best labelled need's similarity ÷ the
+    /// query's best, the owner of the best flagged; each BM25 column scaled so that its best
+    /// action scores 1; a share of the concepts, the examples adding to the text's.
+    #[test]
+    fn stage_one_writes_the_nearest_examples_bm25_and_coverage_of_every_action() {
+        use crate::search::features::{BM25, COVER_ALL, COVER_DOC, KNN_BEST, KNN_TOP};
+        let (catalog, index, q, s1) = stage_one_of("nuke the board");
+        let ex = &index.examples;
+        let mut sim = vec![0.0f32; ex.owners.len()];
+        for t in &q.terms {
+            if let Some(id) = t.ex {
+                ex.each.each(id, t.weight, |e, s| sim[e] += s);
+            }
+        }
+        let best = sim.iter().copied().fold(0.0f32, f32::max);
+        assert!(best > 0.0, "the query meets the labelled needs");
+        let n = catalog.actions().len();
+        for i in 0..n {
+            let own: Vec<f32> = (0..sim.len())
+                .filter(|&e| ex.owners[e].contains(&(i as u32)))
+                .map(|e| sim[e])
+                .collect();
+            let want = own.iter().copied().fold(0.0f32, f32::max) / best;
+            let row = s1.row(i);
+            assert!((row[KNN_BEST] - want).abs() < 1e-6, "{i}");
+            assert_eq!(row[KNN_TOP] == 1.0, own.contains(&best), "{i}");
+            assert!((0.0..=1.0 + 1e-6).contains(&row[COVER_DOC]), "{i}");
+            assert!(row[COVER_ALL] >= row[COVER_DOC] && row[COVER_ALL] <= 1.0 + 1e-6);
+        }
+        let delete = position(&catalog, "deleteBoard");
+        assert_eq!(s1.row(delete)[KNN_TOP], 1.0);
+        assert!(s1.row(delete)[COVER_ALL] > 0.0);
+        let tops: Vec<f32> = (0..BM25)
+            .map(|c| (0..n).map(|i| s1.row(i)[c]).fold(0.0f32, f32::max))
+            .collect();
+        assert!(
+            tops.iter().all(|&t| t == 0.0 || (t - 1.0).abs() < 1e-6),
+            "{tops:?}"
+        );
+        assert!(tops.contains(&1.0), "{tops:?}");
     }
 
     /// The labelled needs teach that `nuke` is said for what the catalog calls `delete`: stage
